@@ -1,0 +1,3 @@
+from iteragpu.cli import main
+
+main()

@@ -1,0 +1,238 @@
+"""The `iteragpu` command line: exact memory arithmetic and the guides' worked examples.
+
+Exit codes: 0 success; 2 invalid input or usage (one line on stderr, nothing written).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from fractions import Fraction
+from typing import Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+from iteragpu import __version__
+from iteragpu.parsing import InputError, parse_count, parse_non_negative, parse_positive
+
+EXIT_OK = 0
+EXIT_INVALID_INPUT = 2
+
+
+class Lang(str, Enum):
+    ko = "ko"
+    id = "id"
+
+
+class OneLineErrors(TyperGroup):
+    """Report usage errors as one line on stderr instead of a usage block or a traceback."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        try:
+            result = super().main(*args, standalone_mode=False, **kwargs)
+        except typer.TyperException as error:
+            _fail(error.format_message(), getattr(error, "exit_code", EXIT_INVALID_INPUT))
+        except typer.Abort:
+            _fail("aborted", 1)
+        if standalone_mode:
+            sys.exit(result if isinstance(result, int) else EXIT_OK)
+        return result
+
+
+def _fail(text: str, code: int = EXIT_INVALID_INPUT) -> NoReturn:
+    first_line = " ".join(text.split())
+    print(f"iteragpu: error: {first_line}", file=sys.stderr)
+    sys.exit(code)
+
+
+EPILOG = "Exit codes: 0 success; 2 invalid input or usage (one-line message on stderr)."
+
+app = typer.Typer(
+    cls=OneLineErrors,
+    help="Exact GPU memory arithmetic for deep-learning work: weights, KV cache, units, and the "
+    "worked examples of the IteraGPU guides. Results are localised with --lang ko|id.",
+    epilog=EPILOG,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    add_completion=False,
+)
+examples_app = typer.Typer(
+    cls=OneLineErrors,
+    help="List and reproduce the guides' worked examples.",
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
+app.add_typer(examples_app, name="examples")
+
+LangOption = Annotated[Lang, typer.Option("--lang", help="Language of the results: ko or id.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"iteragpu {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    ] = False,
+) -> None:
+    """Exact GPU memory arithmetic."""
+
+
+def _emit_json(payload: dict[str, Any]) -> None:
+    print(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+def _json_bytes(value: Fraction) -> int | str:
+    """Whole bytes as an integer; a fractional byte count (bits) as its exact decimal text."""
+    from iteragpu.units import exact_decimal_text
+
+    return int(value) if value.denominator == 1 else exact_decimal_text(value)
+
+
+@app.command(epilog=EPILOG)
+def weights(
+    params: Annotated[str, typer.Option("--params", help="Parameter count: 7e9, 7000000000 or 7B.")],
+    bits: Annotated[str, typer.Option("--bits", help="Bits per stored value, e.g. 16, 8, 4.")],
+    reserve_gib: Annotated[
+        str, typer.Option("--reserve-gib", help="Reserve added to the weights, in GiB.")
+    ] = "0",
+    lang: LangOption = Lang.ko,
+    as_json: JsonOption = False,
+) -> None:
+    """Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB."""
+    try:
+        parameters = parse_count(params, "--params")
+        bits_value = parse_positive(bits, "--bits")
+        reserve = parse_non_negative(reserve_gib, "--reserve-gib")
+    except InputError as error:
+        _fail(str(error))
+    from iteragpu.reports import weights_json, weights_text
+    from iteragpu.weights import estimate_weights
+
+    estimate = estimate_weights(parameters, bits_value, reserve)
+    if as_json:
+        _emit_json(weights_json(estimate))
+    else:
+        print(weights_text(estimate, lang.value))
+
+
+@app.command("kv-cache", epilog=EPILOG)
+def kv_cache(
+    layers: Annotated[str, typer.Option("--layers", help="Attention layers.")],
+    kv_heads: Annotated[
+        str, typer.Option("--kv-heads", help="KV heads of the model (not its query heads).")
+    ],
+    head_dim: Annotated[
+        str, typer.Option("--head-dim", help="Head dimension as the model declares it.")
+    ],
+    tokens: Annotated[str, typer.Option("--tokens", help="Tokens per sequence.")],
+    bytes_per_value: Annotated[
+        str, typer.Option("--bytes-per-value", help="Bytes per stored value; may be fractional.")
+    ],
+    sequences: Annotated[str, typer.Option("--sequences", help="Sequences held at once.")] = "1",
+    window: Annotated[
+        str | None, typer.Option("--window", help="Sliding window: keeps min(tokens, window).")
+    ] = None,
+    static_max_tokens: Annotated[
+        str | None,
+        typer.Option("--static-max-tokens", help="Static cache: allocates this maximum up front."),
+    ] = None,
+    lang: LangOption = Lang.ko,
+    as_json: JsonOption = False,
+) -> None:
+    """KV cache: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes x sequences."""
+    from iteragpu.kv_cache import KVCacheSpec
+    from iteragpu.reports import kv_json, kv_text
+
+    try:
+        spec = KVCacheSpec(
+            layers=parse_count(layers, "--layers"),
+            kv_heads=parse_count(kv_heads, "--kv-heads"),
+            head_dim=parse_count(head_dim, "--head-dim"),
+            tokens=parse_count(tokens, "--tokens"),
+            bytes_per_value=parse_positive(bytes_per_value, "--bytes-per-value"),
+            sequences=parse_count(sequences, "--sequences"),
+            window=None if window is None else parse_count(window, "--window"),
+            static_max_tokens=None
+            if static_max_tokens is None
+            else parse_count(static_max_tokens, "--static-max-tokens"),
+        )
+    except (InputError, ValueError) as error:
+        _fail(str(error))
+    if as_json:
+        _emit_json(kv_json(spec))
+    else:
+        print(kv_text(spec, lang.value))
+
+
+@app.command(epilog=EPILOG)
+def convert(
+    quantity: Annotated[str, typer.Argument(help="A byte quantity: '24e9 B', '80 GB', '143771 MiB'.")],
+    unit: Annotated[str, typer.Argument(help="Target unit: B, kB, MB, GB, KiB, MiB, GiB, Gb (bits)...")],
+    decimals: Annotated[
+        int, typer.Option("--decimals", min=0, max=30, help="Decimals shown in the table.")
+    ] = 2,
+    lang: LangOption = Lang.ko,
+    as_json: JsonOption = False,
+) -> None:
+    """Convert a byte quantity exactly; GB (10^9 B) and GiB (2^30 B) are never mixed."""
+    from iteragpu.quantity import QuantityError, parse_bytes, unit_bytes
+    from iteragpu.reports import convert_json, convert_text
+
+    try:
+        byte_count = parse_bytes(quantity)
+        per_unit = unit_bytes(unit)
+    except QuantityError as error:
+        _fail(str(error))
+    if as_json:
+        _emit_json(convert_json(byte_count, per_unit, unit.strip()))
+    else:
+        print(convert_text(quantity.strip(), byte_count, per_unit, unit.strip(), decimals, lang.value))
+
+
+@examples_app.command("list")
+def examples_list(lang: LangOption = Lang.ko, as_json: JsonOption = False) -> None:
+    """List the worked examples of the guides."""
+    from iteragpu.reports import examples_list_json, examples_list_text
+
+    if as_json:
+        _emit_json(examples_list_json())
+    else:
+        print(examples_list_text(lang.value))
+
+
+@examples_app.command("run")
+def examples_run(
+    example_id: Annotated[str | None, typer.Argument(metavar="ID", help="An example id.")] = None,
+    run_all: Annotated[bool, typer.Option("--all", help="Run every example.")] = False,
+    lang: LangOption = Lang.ko,
+    as_json: JsonOption = False,
+) -> None:
+    """Reproduce worked examples: inputs, exact values and the figures the guides state."""
+    from iteragpu.examples import example, registry
+    from iteragpu.reports import example_json, example_text
+
+    if run_all == (example_id is not None):
+        _fail("give one example ID or --all")
+    try:
+        chosen = list(registry().values()) if run_all else [example(example_id or "")]
+    except KeyError as error:
+        _fail(str(error.args[0]))
+    if as_json:
+        _emit_json({"examples": [example_json(e, lang.value) for e in chosen]})
+    else:
+        print("\n\n".join(example_text(e, lang.value) for e in chosen))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="iteragpu")

@@ -1,0 +1,236 @@
+"""The worked-examples registry: every figure the guides compute, with its inputs and exact value.
+
+This is the single source that the CLI (`iteragpu examples`), the doctested snippets and the
+figure checker of the pages read. Each figure carries its unit and the rounding the guides state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+
+from iteragpu import catalog
+from iteragpu.kv_cache import K_AND_V, KVCacheSpec
+from iteragpu.peaks import two_peaks
+from iteragpu.units import bytes_per, from_unit, gib, to_unit
+from iteragpu.weights import estimate_weights
+
+UNITS_WITH_BYTES = ("B", "GB", "GiB")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One stated figure: `key` names its unit (`total_gib`), `value` is exact."""
+
+    key: str
+    value: Fraction
+    unit: str
+    decimals: int
+    role: str  # "input" or "result"
+
+    @property
+    def exact_bytes(self) -> Fraction | None:
+        """The figure in bytes when it is a byte quantity, else None."""
+        if self.unit not in UNITS_WITH_BYTES:
+            return None
+        return from_unit(self.value, self.unit)
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    id: str
+    title: dict[str, str]
+    where: str  # guide page and anchor that state it
+    figures: tuple[Figure, ...]
+
+    def figure(self, key: str) -> Figure:
+        for figure in self.figures:
+            if figure.key == key:
+                return figure
+        raise KeyError(f"example {self.id!r} has no figure {key!r}")
+
+    @property
+    def inputs(self) -> tuple[Figure, ...]:
+        return tuple(f for f in self.figures if f.role == "input")
+
+    @property
+    def results(self) -> tuple[Figure, ...]:
+        return tuple(f for f in self.figures if f.role == "result")
+
+
+def _in(key: str, value: int | Fraction, unit: str = "", decimals: int = 0) -> Figure:
+    return Figure(key, Fraction(value), unit, decimals, "input")
+
+
+def _out(key: str, value: int | Fraction, unit: str = "", decimals: int = 0) -> Figure:
+    return Figure(key, Fraction(value), unit, decimals, "result")
+
+
+# The guides' inputs, each stated once.
+PARAMETERS_7B = 7_000_000_000
+GUIDE_RESERVES_GIB = {"measurement": 4, "sizing": 6}
+KV_EXAMPLE = {"layers": 32, "kv_heads": 8, "head_dim": 128, "tokens": 8192, "bytes_per_value": 2}
+CONVERT_EXAMPLE_BYTES = 24_000_000_000
+TWO_PEAKS_GIB = {"a": (8, 10), "b": (6, 12)}
+SHORTLIST_CARD_IDS = ("rtx-4090", "rtx-6000-ada")
+
+
+def _units_definitions() -> WorkedExample:
+    return WorkedExample(
+        id="units-gb-gib",
+        title={"ko": "GB와 GiB의 정의", "id": "Definisi GB dan GiB"},
+        where="measurement.md#weights-gb-gib, sizing.md#units-before-comparing",
+        figures=(
+            _in("decimal_base", 10),
+            _in("gb_exponent", 9),
+            _in("binary_base", 2),
+            _in("gib_exponent", 30),
+            _out("gb_bytes", bytes_per("GB"), "B"),
+            _out("gib_bytes", bytes_per("GiB"), "B"),
+        ),
+    )
+
+
+def _weights(bits: int, reserve_gib: int, where: str) -> WorkedExample:
+    estimate = estimate_weights(PARAMETERS_7B, bits, reserve_gib)
+    return WorkedExample(
+        id=f"weights-7b-{bits}bit-reserve-{reserve_gib}gib",
+        title={
+            "ko": f"파라미터 70억 개, {bits}비트, 여유분 {reserve_gib} GiB",
+            "id": f"7 miliar parameter, {bits} bit, cadangan {reserve_gib} GiB",
+        },
+        where=where,
+        figures=(
+            _in("parameters", PARAMETERS_7B),
+            _in("parameters_billions", Fraction(PARAMETERS_7B, 10**9)),
+            _in("bits", bits),
+            _in("bytes_per_parameter", Fraction(bits, 8), "B", 1 if bits % 8 else 0),
+            _in("reserve_gib", reserve_gib, "GiB"),
+            _out("weights_bytes", estimate.weights_bytes, "B"),
+            _out("weights_gb", estimate.weights_gb, "GB", 0 if bits % 8 == 0 else 1),
+            _out("weights_gib", estimate.weights_gib, "GiB", 2),
+            _out("total_gib", estimate.total_gib, "GiB", 2),
+        ),
+    )
+
+
+def _kv_cache(sequences: int) -> WorkedExample:
+    spec = KVCacheSpec(sequences=sequences, **{**KV_EXAMPLE, "bytes_per_value": Fraction(2)})
+    label = {"ko": f"시퀀스 {sequences}개", "id": f"{sequences} sekuens"}
+    return WorkedExample(
+        id=f"kv-cache-{sequences}-sequence" + ("s" if sequences > 1 else ""),
+        title={"ko": f"KV 캐시, {label['ko']}", "id": f"Cache KV, {label['id']}"},
+        where="measurement.md#inference-context-concurrency",
+        figures=(
+            _in("k_and_v", K_AND_V),
+            _in("layers", spec.layers),
+            _in("kv_heads", spec.kv_heads),
+            _in("head_dim", spec.head_dim),
+            _in("tokens", spec.tokens),
+            _in("bytes_per_value", spec.bytes_per_value, "B"),
+            _in("sequences", spec.sequences),
+            _out("kv_cache_bytes", spec.kv_cache_bytes, "B"),
+            _out("kv_cache_gib", spec.kv_cache_gib, "GiB"),
+        ),
+    )
+
+
+def _convert_24e9() -> WorkedExample:
+    return WorkedExample(
+        id="convert-24e9-bytes",
+        title={"ko": "240억 바이트를 GiB로", "id": "24 miliar byte dalam GiB"},
+        where="sizing.md#units-before-comparing",
+        figures=(
+            _in("bytes", CONVERT_EXAMPLE_BYTES, "B"),
+            _in("bytes_billions", Fraction(CONVERT_EXAMPLE_BYTES, 10**9)),
+            _in("card_nominal_gb", to_unit(CONVERT_EXAMPLE_BYTES, "GB"), "GB"),
+            _out("gib", gib(CONVERT_EXAMPLE_BYTES), "GiB", 2),
+        ),
+    )
+
+
+def _two_peaks() -> WorkedExample:
+    instants = TWO_PEAKS_GIB
+    report = two_peaks([(from_unit(a, "GiB").numerator, from_unit(r, "GiB").numerator)
+                        for a, r in instants.values()])
+    figures = []
+    for name, (allocated, reserved) in instants.items():
+        figures += [
+            _in(f"instant_{name}_allocated_gib", allocated, "GiB"),
+            _in(f"instant_{name}_reserved_gib", reserved, "GiB"),
+        ]
+    for name, difference in zip(instants, report.differences_at_instants_bytes, strict=True):
+        figures.append(_out(f"instant_{name}_difference_gib", gib(difference), "GiB"))
+    figures += [
+        _out("allocated_peak_gib", gib(report.allocated_peak_bytes), "GiB"),
+        _out("reserved_peak_gib", gib(report.reserved_peak_bytes), "GiB"),
+        _out("difference_of_peaks_gib", gib(report.difference_of_peaks_bytes), "GiB"),
+    ]
+    return WorkedExample(
+        id="two-peaks",
+        title={"ko": "두 최고치의 차이", "id": "Selisih dua puncak"},
+        where="measurement.md#two-peaks",
+        figures=tuple(figures),
+    )
+
+
+def _shortlist_7b() -> WorkedExample:
+    need = estimate_weights(PARAMETERS_7B, 16, GUIDE_RESERVES_GIB["sizing"])
+    figures = [_in("need_gib", need.total_gib, "GiB", 2)]
+    for card_id in SHORTLIST_CARD_IDS:
+        card = catalog.card(card_id)
+        package = card.packages[0]
+        prefix = card_id.replace("-", "_")
+        capacity = card.nominal_memory_bytes
+        assert capacity is not None
+        figures += [
+            _in(f"{prefix}_nominal_gb", card.nominal_memory_gb or 0, "GB"),
+            _in(f"{prefix}_days", package.days),
+            _in(f"{prefix}_cards", package.cards),
+            _in(f"{prefix}_price_usd", Fraction(package.price), "USD", 2),
+            _out(f"{prefix}_nominal_gib", gib(capacity), "GiB", 2),
+            _out(f"{prefix}_nominal_margin_gib", gib(capacity - need.total_bytes), "GiB", 2),
+        ]
+    return WorkedExample(
+        id="shortlist-7b",
+        title={"ko": "같은 요건의 짧은 후보 목록", "id": "Daftar pendek dengan syarat yang sama"},
+        where="sizing.md#shortlist",
+        figures=tuple(figures),
+    )
+
+
+_BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
+    _units_definitions,
+    lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
+    lambda: _weights(16, GUIDE_RESERVES_GIB["sizing"], "sizing.md#worked-example-7b"),
+    lambda: _weights(8, GUIDE_RESERVES_GIB["sizing"], "sizing.md#worked-example-7b"),
+    lambda: _weights(4, GUIDE_RESERVES_GIB["sizing"], "sizing.md#worked-example-7b"),
+    lambda: _kv_cache(1),
+    lambda: _kv_cache(4),
+    _convert_24e9,
+    _two_peaks,
+    _shortlist_7b,
+)
+
+
+@cache
+def registry() -> dict[str, WorkedExample]:
+    """Every worked example of the guides, by id, in the order the guides state them."""
+    examples = [build() for build in _BUILDERS]
+    return {example.id: example for example in examples}
+
+
+def example(example_id: str) -> WorkedExample:
+    try:
+        return registry()[example_id]
+    except KeyError:
+        known = ", ".join(registry())
+        raise KeyError(f"unknown example {example_id!r}; known: {known}") from None
+
+
+def figure(reference: str) -> Figure:
+    """A figure by `example-id.key`, e.g. `weights-7b-16bit-reserve-4gib.total_gib`."""
+    example_id, _, key = reference.partition(".")
+    return example(example_id).figure(key)
