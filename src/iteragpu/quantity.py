@@ -15,6 +15,9 @@ from iteragpu.units import BYTES_PER_UNIT
 _QUANTITY = re.compile(r"^\s*(?P<number>[^\s]+?)\s*(?P<unit>[A-Za-z][A-Za-z_ ]*)?\s*$")
 
 
+_PINT_INFORMATION_UNIT = re.compile(r"[a-z]*(bit|byte)")
+
+
 class QuantityError(ValueError):
     """A quantity string that is not a positive, finite byte quantity."""
 
@@ -50,7 +53,9 @@ def _pint_unit_bytes(unit: str) -> Fraction:
         parsed = registry.Unit(unit)
     except (pint.errors.UndefinedUnitError, AttributeError, ValueError, SyntaxError, TypeError):
         raise QuantityError(f"unknown unit: {unit!r}") from None
-    if parsed.dimensionality != registry.byte.dimensionality:
+    # pint treats information as dimensionless, so check the unit's name, not its dimension:
+    # `percent` or `radian` must not pass for a byte count.
+    if _PINT_INFORMATION_UNIT.fullmatch(str(parsed)) is None:
         raise QuantityError(f"not a byte unit: {unit!r}")
     factor = registry.Quantity(1, parsed).to(registry.byte).magnitude
     return Fraction(factor).limit_denominator(8)

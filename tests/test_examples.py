@@ -1,0 +1,98 @@
+"""Every worked example of the guides, to the byte, cross-checked with pint."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from iteragpu.examples import figure, registry
+from iteragpu.formatting import format_number
+
+GIB = 2**30
+
+# (reference, the figure as the guides state it in Korean, in Indonesian, exact value)
+STATED = [
+    ("units-gb-gib.gb_bytes", "1,000,000,000", "1.000.000.000", 10**9),
+    ("units-gb-gib.gib_bytes", "1,073,741,824", "1.073.741.824", 2**30),
+    ("weights-7b-16bit-reserve-4gib.weights_bytes", "14,000,000,000", "14.000.000.000", 7 * 10**9 * 2),
+    ("weights-7b-16bit-reserve-4gib.weights_gb", "14", "14", Fraction(7 * 10**9 * 2, 10**9)),
+    ("weights-7b-16bit-reserve-4gib.weights_gib", "13.04", "13,04", Fraction(7 * 10**9 * 2, GIB)),
+    ("weights-7b-16bit-reserve-4gib.total_gib", "17.04", "17,04", Fraction(14 * 10**9 + 4 * GIB, GIB)),
+    ("weights-7b-16bit-reserve-6gib.total_gib", "19.04", "19,04", Fraction(14 * 10**9 + 6 * GIB, GIB)),
+    ("weights-7b-8bit-reserve-6gib.total_gib", "12.52", "12,52", Fraction(7 * 10**9 + 6 * GIB, GIB)),
+    ("weights-7b-4bit-reserve-6gib.weights_bytes", "3,500,000,000", "3.500.000.000", 7 * 10**9 // 2),
+    ("weights-7b-4bit-reserve-6gib.total_gib", "9.26", "9,26", Fraction(35 * 10**8 + 6 * GIB, GIB)),
+    ("kv-cache-1-sequence.kv_cache_bytes", "1,073,741,824", "1.073.741.824", 2 * 32 * 8 * 128 * 8192 * 2),
+    ("kv-cache-1-sequence.kv_cache_gib", "1", "1", 1),
+    ("kv-cache-4-sequences.kv_cache_bytes", "4,294,967,296", "4.294.967.296", 4 * 2 * 32 * 8 * 128 * 8192 * 2),
+    ("kv-cache-4-sequences.kv_cache_gib", "4", "4", 4),
+    ("convert-24e9-bytes.gib", "22.35", "22,35", Fraction(24 * 10**9, GIB)),
+    ("two-peaks.allocated_peak_gib", "8", "8", 8),
+    ("two-peaks.reserved_peak_gib", "12", "12", 12),
+    ("two-peaks.difference_of_peaks_gib", "4", "4", 4),
+    ("two-peaks.instant_a_difference_gib", "2", "2", 2),
+    ("two-peaks.instant_b_difference_gib", "6", "6", 6),
+    ("shortlist-7b.need_gib", "19.04", "19,04", Fraction(14 * 10**9 + 6 * GIB, GIB)),
+    ("shortlist-7b.rtx_4090_nominal_gb", "24", "24", 24),
+    ("shortlist-7b.rtx_6000_ada_nominal_gb", "48", "48", 48),
+    ("shortlist-7b.rtx_4090_price_usd", "47.14", "47,14", Fraction("47.14")),
+    ("shortlist-7b.rtx_6000_ada_price_usd", "55.71", "55,71", Fraction("55.71")),
+]
+
+
+@pytest.mark.parametrize(("reference", "ko", "id_", "exact"), STATED, ids=[s[0] for s in STATED])
+def test_figure_is_exact_and_stated_as_the_guides_state_it(reference, ko, id_, exact) -> None:
+    f = figure(reference)
+    assert f.value == exact
+    assert format_number(f.value, f.decimals, "ko") == ko
+    assert format_number(f.value, f.decimals, "id") == id_
+
+
+def test_two_peaks_difference_is_observed_at_no_instant() -> None:
+    example = registry()["two-peaks"]
+    differences = {example.figure(k).value for k in ("instant_a_difference_gib", "instant_b_difference_gib")}
+    assert example.figure("difference_of_peaks_gib").value not in differences
+
+
+def test_every_byte_figure_agrees_with_pint(ureg) -> None:
+    checked = 0
+    names = {"B": "byte", "GB": "gigabyte", "GiB": "gibibyte"}
+    for example in registry().values():
+        for f in example.figures:
+            if f.exact_bytes is None:
+                continue
+            via_pint = ureg.Quantity(Fraction(f.value), names[f.unit]).to("byte").magnitude
+            assert Fraction(via_pint) == f.exact_bytes, (example.id, f.key)
+            checked += 1
+    assert checked >= 30
+
+
+def test_keys_name_their_unit() -> None:
+    suffix = {"B": "_bytes", "GB": "_gb", "GiB": "_gib", "USD": "_usd"}
+    for example in registry().values():
+        for f in example.figures:
+            if f.unit in suffix:
+                assert f.key.endswith(suffix[f.unit]) or f.key in {"bytes", "gib", "bytes_per_parameter", "bytes_per_value"}, (example.id, f.key)
+
+
+def test_registry_lists_every_worked_example_of_the_guides() -> None:
+    assert set(registry()) == {
+        "units-gb-gib",
+        "weights-7b-16bit-reserve-4gib",
+        "weights-7b-16bit-reserve-6gib",
+        "weights-7b-8bit-reserve-6gib",
+        "weights-7b-4bit-reserve-6gib",
+        "kv-cache-1-sequence",
+        "kv-cache-4-sequences",
+        "convert-24e9-bytes",
+        "two-peaks",
+        "shortlist-7b",
+    }
+
+
+def test_unknown_references_fail_loudly() -> None:
+    with pytest.raises(KeyError):
+        figure("no-such-example.total_gib")
+    with pytest.raises(KeyError):
+        figure("two-peaks.no_such_key")
