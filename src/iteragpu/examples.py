@@ -87,6 +87,8 @@ def _units_definitions() -> WorkedExample:
             _in("gb_exponent", 9),
             _in("binary_base", 2),
             _in("gib_exponent", 30),
+            _in("one_gb", 1, "GB"),
+            _in("one_gib", 1, "GiB"),
             _out("gb_bytes", bytes_per("GB"), "B"),
             _out("gib_bytes", bytes_per("GiB"), "B"),
         ),
@@ -104,7 +106,6 @@ def _weights(bits: int, reserve_gib: int, where: str) -> WorkedExample:
         where=where,
         figures=(
             _in("parameters", PARAMETERS_7B),
-            _in("parameters_billions", Fraction(PARAMETERS_7B, 10**9)),
             _in("bits", bits),
             _in("bytes_per_parameter", Fraction(bits, 8), "B", 1 if bits % 8 else 0),
             _in("reserve_gib", reserve_gib, "GiB"),
@@ -144,7 +145,6 @@ def _convert_24e9() -> WorkedExample:
         where="sizing.md#units-before-comparing",
         figures=(
             _in("bytes", CONVERT_EXAMPLE_BYTES, "B"),
-            _in("bytes_billions", Fraction(CONVERT_EXAMPLE_BYTES, 10**9)),
             _in("card_nominal_gb", to_unit(CONVERT_EXAMPLE_BYTES, "GB"), "GB"),
             _out("gib", gib(CONVERT_EXAMPLE_BYTES), "GiB", 2),
         ),
@@ -177,18 +177,28 @@ def _two_peaks() -> WorkedExample:
 
 
 def _shortlist_7b() -> WorkedExample:
-    need = estimate_weights(PARAMETERS_7B, 16, GUIDE_RESERVES_GIB["sizing"])
-    figures = [_in("need_gib", need.total_gib, "GiB", 2)]
-    for card_id in SHORTLIST_CARD_IDS:
-        card = catalog.card(card_id)
-        package = card.packages[0]
-        prefix = card_id.replace("-", "_")
+    reserve_gib = GUIDE_RESERVES_GIB["sizing"]
+    need = estimate_weights(PARAMETERS_7B, 16, reserve_gib)
+    cards = [catalog.card(card_id) for card_id in SHORTLIST_CARD_IDS]
+    packages = [card.packages[0] for card in cards]
+    # The guide compares the cards under the same requirements: one card for the same days.
+    (days,) = {p.days for p in packages}
+    (card_count,) = {p.cards for p in packages}
+    figures = [
+        _in("parameters", PARAMETERS_7B),
+        _in("bits", 16),
+        _in("reserve_gib", reserve_gib, "GiB"),
+        _in("days", days),
+        _in("cards", card_count),
+        _out("need_gib", need.total_gib, "GiB", 2),
+    ]
+    for card, package in zip(cards, packages, strict=True):
+        prefix = card.id.replace("-", "_")
         capacity = card.nominal_memory_bytes
-        assert capacity is not None
+        if capacity is None or card.nominal_memory_gb is None:
+            raise ValueError(f"the guide's card {card.id} needs a nominal capacity")
         figures += [
-            _in(f"{prefix}_nominal_gb", card.nominal_memory_gb or 0, "GB"),
-            _in(f"{prefix}_days", package.days),
-            _in(f"{prefix}_cards", package.cards),
+            _in(f"{prefix}_nominal_gb", card.nominal_memory_gb, "GB"),
             _in(f"{prefix}_price_usd", Fraction(package.price), "USD", 2),
             _out(f"{prefix}_nominal_gib", gib(capacity), "GiB", 2),
             _out(f"{prefix}_nominal_margin_gib", gib(capacity - need.total_bytes), "GiB", 2),

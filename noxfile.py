@@ -1,0 +1,112 @@
+"""nox sessions: `nox` runs the whole test suite; `nox -s serve` builds and serves the site."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.3.2"
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["lint", "tests", "lab_torch", "site"]
+
+ROOT = Path(__file__).parent
+SITE = ROOT / "site"
+LANGS = ("ko", "id")
+# The CPU build of PyTorch available on the project's machines; an unpinned `torch` would pull
+# a CUDA build of several GB.
+TORCH = "torch==2.13.0"
+SERVE_ADDRESS = ("127.0.0.1", "8000")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check, ruff format --check and mypy on src/."""
+    session.install("-e", ".[test,docs]", "ruff", "mypy")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The figure checker, then pytest: unit, CLI, lab and snippet doctests (no torch, no browser)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "iteragpu.figure_check", "docs")
+    session.run("pytest", "-m", "not torch and not site and not browser", *session.posargs)
+
+
+@nox.session
+def figures(session: nox.Session) -> None:
+    """Check every figure stated on every page, in both languages, and print a per-page count."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "iteragpu.figure_check", "docs", *session.posargs)
+
+
+@nox.session
+def lab_torch(session: nox.Session) -> None:
+    """The lab script with PyTorch (CPU build) installed: no GPU, so `measure` must refuse."""
+    session.install(TORCH, "-e", ".[test]")
+    session.run("pytest", "-m", "torch", "tests/lab", *session.posargs)
+
+
+def _build_site(session: nox.Session) -> None:
+    session.install("-e", ".[docs]")
+    if SITE.exists():
+        shutil.rmtree(SITE)
+    for lang in LANGS:
+        session.run(
+            "mkdocs",
+            "build",
+            "--strict",
+            env={
+                "ITERAGPU_LANG": lang,
+                "ITERAGPU_DOCS_DIR": f"docs/{lang}",
+                "ITERAGPU_SITE_DIR": f"site/{lang}",
+            },
+        )
+    shutil.copyfile(ROOT / "docs" / "root" / "index.html", SITE / "index.html")
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """Build both languages with --strict into site/ko and site/id, plus the root page."""
+    _build_site(session)
+
+
+@nox.session
+def site(session: nox.Session) -> None:
+    """Build the site, then test it: pages, links, downloads, and headless Chromium."""
+    _build_site(session)
+    session.install("-e", ".[test,docs]", "playwright")
+    session.run("pytest", "-m", "site or browser", *session.posargs)
+
+
+@nox.session(default=False)
+def serve(session: nox.Session) -> None:
+    """Build the whole site and serve it at http://127.0.0.1:8000/ (Ctrl+C stops)."""
+    _build_site(session)
+    host, port = SERVE_ADDRESS
+    session.log(f"Serving http://{host}:{port}/ (ko: /ko/, id: /id/)")
+    session.run("python", "-m", "http.server", port, "--bind", host, "--directory", str(SITE))
+
+
+@nox.session(default=False)
+def archive(session: nox.Session) -> None:
+    """Write dist/iteragpu-lab-v1.zip and its .sha256, reproducibly (SOURCE_DATE_EPOCH)."""
+    session.install("-e", ".[docs]")
+    session.run("python", "-m", "iteragpu.lab_archive", "--out", "dist")
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Speed and size figures, as ratios: CLI start-up against `import typer`."""
+    session.install("-e", ".")
+    session.run("python", "benchmarks/cli_startup.py", *session.posargs)
+
+
+if os.environ.get("CI"):
+    nox.options.error_on_missing_interpreters = True

@@ -1,0 +1,572 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] tags=["lang-ko"]
+# # IteraGPU Lab v1: 가중치 계산과 단계별 GPU 메모리 측정
+#
+# 이 노트북은 두 가지 일을 합니다. 먼저 표준 라이브러리만으로 밀집(dense) 가중치가 차지하는 크기를
+# 바이트, GB, GiB로 계산합니다. 그다음 PyTorch와 접근 가능한 GPU가 있으면, 작은 독자 밀집
+# 네트워크를 합성 입력으로 실행하면서 단계마다 메모리 카운터를 기록합니다.
+#
+# - 이 노트북은 자립형입니다. `mesure_memoire.py` 스크립트를 가져오지 않으며, 필요한 작은 함수들을
+#   노트북 안에 복제해 두었습니다. 계산 셀의 출력은 `python mesure_memoire.py estimate`의 출력과
+#   같습니다.
+# - 모델이나 패키지를 다운로드하지 않습니다.
+# - 출력 없이 제공됩니다. 여러분의 환경에서 열고, 검토하고, 실행하세요.
+# - 측정 결과는 측정 방법을 익히기 위한 것이며, 여러분의 연구 모델에 대해 카드의 성능을 입증하지
+#   않습니다.
+
+# %% [markdown] tags=["lang-id"]
+# # IteraGPU Lab v1: perhitungan bobot dan pengukuran memori GPU per fase
+#
+# Notebook ini melakukan dua hal. Pertama, dengan pustaka standar saja, notebook ini menghitung
+# ukuran bobot dense dalam byte, GB, dan GiB. Kemudian, bila PyTorch dan GPU yang dapat diakses
+# tersedia, notebook ini menjalankan jaringan dense kecil yang orisinal pada input sintetis dan
+# mencatat penghitung memori untuk setiap fase.
+#
+# - Notebook ini mandiri. Ia tidak mengimpor skrip `mesure_memoire.py`; fungsi-fungsi kecil yang
+#   diperlukan disalin ke dalam notebook. Keluaran sel perhitungan sama dengan keluaran `python
+#   mesure_memoire.py estimate`.
+# - Notebook ini tidak mengunduh model maupun paket.
+# - Notebook disertakan tanpa keluaran. Buka, telaah, dan jalankan di lingkungan Anda.
+# - Hasil pengukurannya berguna untuk mempelajari metode pengukuran; hasil itu tidak membuktikan
+#   kemampuan sebuah kartu untuk model riset Anda.
+
+# %% tags=["setup"]
+# This notebook is self-contained on purpose: it does not import mesure_memoire.py.
+# The few small functions it needs are duplicated here so that it runs on its own;
+# the lab's tests check that its figures match the script's `estimate` output.
+import os
+import platform
+import time
+from collections import OrderedDict
+from fractions import Fraction
+
+try:
+    import torch
+except Exception as exc:  # the calculation cells do not need PyTorch
+    torch = None
+    TORCH_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+else:
+    TORCH_IMPORT_ERROR = None
+
+LAB_VERSION = "v1"
+BYTES_PER_GB = 10**9
+BYTES_PER_GIB = 2**30
+
+# %% [markdown] tags=["lang-ko"]
+# ## GB와 GiB를 섞지 않고 가중치 계산하기
+#
+# 1 GB는 1,000,000,000바이트이고 1 GiB는 1,073,741,824바이트(2³⁰)입니다. 먼저 원시 바이트를
+# 구하고, 행을 비교할 때 한 번만 변환합니다. GB 값과 GiB 값을 한 합계 안에 섞지 않습니다.
+#
+# 각각 2바이트(16비트)로 저장된 70억 개의 파라미터는 14,000,000,000바이트, 즉 14 GB 또는 약 13.04
+# GiB를 차지합니다. 여기에 4 GiB의 여유분을 더하면 약 17.04 GiB가 됩니다. 이 합계는 준비 가설일
+# 뿐이며, 작업 부하가 이 범위 안에 들어간다는 것을 증명하지 않습니다.
+#
+# 이 계산에는 활성화, 그래디언트, KV 캐시, 옵티마이저 상태가 포함되지 않습니다. 소수 값은 정확한
+# 분수에서 계산해 소수 둘째 자리에서 반올림합니다. 합계도 반올림된 값끼리 더하지 않고 정확한
+# 값에서 구합니다.
+
+# %% [markdown] tags=["lang-id"]
+# ## Menghitung bobot tanpa mencampur GB dan GiB
+#
+# Satu GB sama dengan 1.000.000.000 byte; satu GiB sama dengan 1.073.741.824 byte (2³⁰). Hitung
+# dulu byte mentahnya, lalu terapkan satu konversi saja untuk membandingkan baris. Nilai GB dan
+# GiB tidak pernah dicampur dalam satu jumlah.
+#
+# Tujuh miliar parameter yang masing-masing disimpan dalam dua byte (16 bit) mewakili
+# 14.000.000.000 byte: 14 GB, atau sekitar 13,04 GiB. Menambahkan cadangan 4 GiB menghasilkan
+# sekitar 17,04 GiB. Jumlah ini hanyalah hipotesis persiapan; ia tidak membuktikan bahwa suatu
+# beban akan muat dalam amplop tersebut.
+#
+# Perhitungan ini tidak mencakup aktivasi, gradien, cache KV, maupun status optimizer. Nilai
+# desimal dihitung dari pecahan yang eksak lalu dibulatkan ke dua angka di belakang koma (keluaran
+# kode memakai titik desimal). Totalnya juga dihitung dari nilai eksak, bukan dari nilai yang
+# sudah dibulatkan.
+
+# %% tags=["functions"]
+# Duplicated from mesure_memoire.py (same formula, same rounding, same text).
+NOT_COUNTED = ["activations", "gradients", "kv_cache", "optimizer_states"]
+NOT_COUNTED_QUANTIZED = ["quantization_scales_and_metadata", "modules_kept_at_another_precision"]
+NOT_COUNTED_TEXT = {
+    "activations": "activations",
+    "gradients": "gradients",
+    "kv_cache": "KV cache",
+    "optimizer_states": "optimizer states",
+    "quantization_scales_and_metadata": "quantization scales and metadata",
+    "modules_kept_at_another_precision": "modules kept at another precision",
+}
+
+
+def dense_weight_bytes(parameters, bits):
+    """Bytes taken by `parameters` dense values of `bits` bits each (uniform storage)."""
+    if isinstance(parameters, bool) or not isinstance(parameters, int) or parameters <= 0:
+        raise ValueError(f"parameters must be a positive whole number, got {parameters!r}")
+    bits = Fraction(bits)
+    if bits <= 0:
+        raise ValueError(f"bits must be positive, got {bits}")
+    return parameters * bits / 8
+
+
+def ceil_fraction(value):
+    return -((-value.numerator) // value.denominator)
+
+
+def format_decimal(value, places=2):
+    """Round half up to `places` decimals, then drop trailing zeros."""
+    scale = 10**places
+    scaled = value * scale
+    sign = "-" if scaled < 0 else ""
+    scaled = abs(scaled)
+    rounded = (scaled.numerator * 2 + scaled.denominator) // (2 * scaled.denominator)
+    whole, frac = divmod(rounded, scale)
+    text = f"{whole}.{frac:0{places}d}".rstrip("0").rstrip(".") if places else str(whole)
+    return sign + text if rounded else text
+
+
+def estimate(parameters, bits, reserve_gib):
+    exact = dense_weight_bytes(parameters, bits)
+    bits = Fraction(bits)
+    reserve_gib = Fraction(reserve_gib)
+    total_exact = exact + reserve_gib * BYTES_PER_GIB
+    not_counted = list(NOT_COUNTED)
+    notes = [
+        "Weights only, uniform dense storage: activations, gradients, KV cache and optimizer "
+        "states are not counted.",
+        "The reserve is an assumption you choose; the total is a preparation hypothesis, "
+        "not a proof that a workload fits.",
+    ]
+    if bits < 16:
+        not_counted += NOT_COUNTED_QUANTIZED
+        notes.append(
+            "Below 16 bits, a real quantized load can add scales and other metadata and keep "
+            "some modules at another precision; neither is counted."
+        )
+    return {
+        "parameters": parameters,
+        "bits": format_decimal(bits, 6),
+        "weights_bytes": ceil_fraction(exact),
+        "weights_bytes_exact": str(exact),
+        "weights_gb": format_decimal(exact / BYTES_PER_GB),
+        "weights_gib": format_decimal(exact / BYTES_PER_GIB),
+        "reserve_gib": format_decimal(reserve_gib, 6),
+        "total_gib": format_decimal(total_exact / BYTES_PER_GIB),
+        "total_bytes": ceil_fraction(total_exact),
+        "not_counted": not_counted,
+        "notes": notes,
+    }
+
+
+def format_estimate_text(result):
+    weights_line = f"{result['weights_bytes']:,} B"
+    if result["weights_bytes_exact"] != str(result["weights_bytes"]):
+        weights_line += f" (rounded up from {result['weights_bytes_exact']} B)"
+    lines = [
+        f"IteraGPU Lab {LAB_VERSION} - dense weights estimate (weights only)",
+        f"parameters:       {result['parameters']:,}",
+        f"bits per value:   {result['bits']}",
+        f"weights:          {weights_line}",
+        f"weights (GB):     {result['weights_gb']} GB (1 GB = {BYTES_PER_GB:,} B)",
+        f"weights (GiB):    {result['weights_gib']} GiB (1 GiB = {BYTES_PER_GIB:,} B)",
+        f"reserve (GiB):    {result['reserve_gib']} GiB (assumed)",
+        f"total (GiB):      {result['total_gib']} GiB (weights + reserve, "
+        f"{result['total_bytes']:,} B)",
+        "not counted:      " + ", ".join(NOT_COUNTED_TEXT[n] for n in result["not_counted"]),
+    ]
+    lines += [f"note: {note}" for note in result["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+# %% tags=["estimate"]
+PARAMETERS = 7_000_000_000
+BITS = 16
+RESERVE_GIB = 4
+
+print(format_estimate_text(estimate(PARAMETERS, BITS, RESERVE_GIB)), end="")
+
+# %% [markdown] tags=["lang-ko"]
+# ## 4비트: 이론적인 나누기
+#
+# 같은 파라미터를 4비트로 나누면 균일한 압축 저장을 가정하게 됩니다. 실제 양자화 로딩은 스케일 및
+# 기타 정보를 추가하고 일부 모듈을 다른 정밀도로 유지할 수 있으며, 이 계산은 그것을 세지 않습니다.
+# 따라서 가중치 저장 형식과 계산 형식을 기록지에 따로 적으세요.
+
+# %% [markdown] tags=["lang-id"]
+# ## Empat bit: pembagian teoretis
+#
+# Membagi parameter yang sama pada empat bit mengasumsikan penyimpanan padat yang seragam.
+# Pemuatan terkuantisasi yang sebenarnya dapat menambahkan skala dan informasi lain, serta
+# mempertahankan sebagian modul pada presisi lain; perhitungan ini tidak menghitung semua itu.
+# Karena itu, catat format penyimpanan bobot dan format komputasi secara terpisah di lembar
+# catatan Anda.
+
+# %% tags=["estimate-4bit"]
+print(format_estimate_text(estimate(PARAMETERS, 4, RESERVE_GIB)), end="")
+
+# %% [markdown] tags=["lang-ko"]
+# ## 환경 기록하기
+#
+# 측정하기 전에 환경을 적어 둡니다. Python, 플랫폼, PyTorch 버전과 그 빌드가 CUDA용인지
+# HIP/ROCm용인지(`torch.version.cuda`, `torch.version.hip`), 보이는 장치, 할당자 백엔드와 환경
+# 변수의 할당자 설정(`PYTORCH_ALLOC_CONF`, 예전 이름 `PYTORCH_CUDA_ALLOC_CONF`,
+# `CUDA_MODULE_LOADING`)입니다.
+#
+# PyTorch의 HIP/ROCm 빌드도 `torch.cuda`라는 이름을 그대로 사용합니다. 두 하드웨어 계열을 비교하기
+# 전에 실제로 설치된 백엔드를 확인하세요. 같은 Python 함수를 쓴다고 해서 커널, 정밀도, 결과가
+# 같다는 것이 입증되지는 않습니다. 드라이버 버전은 스크립트의 `environment` 명령이 `nvidia-smi`로
+# 읽을 수 있을 때 기록합니다.
+
+# %% [markdown] tags=["lang-id"]
+# ## Mencatat lingkungan
+#
+# Sebelum mengukur, catat lingkungannya: Python, platform, versi PyTorch dan apakah build-nya
+# untuk CUDA atau HIP/ROCm (`torch.version.cuda`, `torch.version.hip`), perangkat yang terlihat,
+# backend alokator, serta pengaturan alokator di variabel lingkungan (`PYTORCH_ALLOC_CONF`, nama
+# lamanya `PYTORCH_CUDA_ALLOC_CONF`, dan `CUDA_MODULE_LOADING`).
+#
+# Build HIP/ROCm dari PyTorch menggunakan kembali nama `torch.cuda`. Identifikasi backend yang
+# benar-benar terpasang sebelum membandingkan dua keluarga perangkat keras: penggunaan fungsi
+# Python yang sama tidak membuktikan bahwa kernel, presisi, atau hasilnya setara. Versi driver
+# dicatat oleh perintah `environment` pada skrip bila `nvidia-smi` dapat membacanya.
+
+# %% tags=["environment"]
+ALLOCATOR_ENV_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_MODULE_LOADING")
+
+print("python:  ", platform.python_version(), platform.python_implementation())
+print("platform:", platform.platform())
+if torch is None:
+    print("torch:    not installed in this kernel", f"({TORCH_IMPORT_ERROR})")
+else:
+    print("torch:   ", torch.__version__)
+    print("torch.version.cuda:", torch.version.cuda, "| torch.version.hip:", torch.version.hip)
+    if torch.cuda.is_available():
+        print("allocator backend:", torch.cuda.get_allocator_backend())
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            free, total = torch.cuda.mem_get_info(i)
+            print(
+                f"cuda:{i}: {props.name}, total {props.total_memory} B, "
+                f"compute capability {props.major}.{props.minor}, free {free} of {total} B"
+            )
+    else:
+        print("no visible GPU (torch.cuda.is_available() is False)")
+for name in ALLOCATOR_ENV_VARS:
+    print(f"{name}: {os.environ.get(name)}")
+
+# %% [markdown] tags=["lang-ko"]
+# ## 각 단계를 구획한 다음 최고치 기록하기
+#
+# GPU 연산은 완료되기 전에 큐에 들어갈 수 있습니다. 그래서 각 단계는 다음 프로토콜로 구획합니다.
+#
+# 1. 단계에 이름을 붙이고 정확한 입력을 기록합니다.
+# 2. 장치를 동기화(`torch.cuda.synchronize`)한 다음 시작 allocated와 reserved를 기록합니다.
+# 3. 같은 장치에서 `reset_peak_memory_stats`를 호출합니다.
+# 4. 이후에 필요한 출력을 보존하면서 단계를 실행합니다.
+# 5. 동기화하고 두 최고치와 두 종료 수준을 기록한 다음 성공 또는 오류를 남깁니다.
+# 6. 원시 결과, 크기, 구성을 유지하고, 누락된 측정값을 0으로 채우지 않습니다.
+#
+# `memory_allocated`는 PyTorch가 추적하는 텐서가 차지한 바이트이고, `memory_reserved`는 캐시가
+# 있는 할당자가 관리하는 메모리로, 이미 텐서에 쓰인 메모리도 포함합니다. 둘을 더하면 일부를 두 번
+# 세게 되므로 별도의 열로 유지하세요. max 변형은 마지막 초기화 이후의 절대 최고치이며, 시작 시점에
+# 이미 있던 할당까지 포함합니다. 두 최고치의 차이는 캐시를 측정하지 않습니다. 두 최댓값이 같은
+# 순간의 상태를 나타낸다는 보장이 없기 때문입니다.
+#
+# `reset_peak_memory_stats`는 텐서를 해제하지 않습니다. 종료 수준에서 시작 수준을 뺀 값을 모든
+# 임시 텐서의 정확한 용량으로 제시하지 마세요. 단계 중에 이전 객체가 해제되었을 수도 있습니다.
+
+# %% [markdown] tags=["lang-id"]
+# ## Membatasi setiap fase sebelum mencatat puncaknya
+#
+# Operasi GPU dapat diantrekan sebelum selesai. Karena itu setiap fase dibatasi dengan protokol
+# berikut.
+#
+# 1. Beri nama pada fase dan catat inputnya secara persis.
+# 2. Sinkronkan perangkat (`torch.cuda.synchronize`), lalu catat allocated dan reserved awal.
+# 3. Panggil `reset_peak_memory_stats` pada perangkat yang sama.
+# 4. Jalankan fase dengan menyimpan output yang diperlukan untuk langkah berikutnya.
+# 5. Sinkronkan, catat kedua puncak dan kedua level akhir, lalu catat berhasil atau gagal.
+# 6. Simpan hasil mentah, dimensi, dan konfigurasi; jangan mengisi pengukuran yang hilang dengan
+#    nol.
+#
+# `memory_allocated` menggambarkan byte yang ditempati tensor yang dilacak PyTorch;
+# `memory_reserved` menggambarkan memori yang dikelola alokator dengan cache, termasuk yang sudah
+# dipakai tensor tersebut. Menjumlahkan keduanya berarti menghitung sebagian memori dua kali, jadi
+# simpan dalam dua kolom terpisah. Varian max adalah puncak absolut sejak reset terakhir, termasuk
+# alokasi yang sudah ada sejak awal. Selisih antara kedua puncak tidak mengukur cache, karena dua
+# nilai maksimum tidak selalu menggambarkan keadaan pada saat yang sama.
+#
+# `reset_peak_memory_stats` tidak melepaskan tensor. Jangan menyajikan level akhir dikurangi level
+# awal sebagai volume pasti semua tensor sementara: objek sebelumnya juga bisa saja dilepaskan
+# selama fase berlangsung.
+
+# %% tags=["protocol"]
+# Duplicated (shortened) from mesure_memoire.py: the network, the six-step protocol, the phases.
+DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
+COUNTERS = (
+    "start_allocated_bytes",
+    "start_reserved_bytes",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+    "end_allocated_bytes",
+    "end_reserved_bytes",
+)
+
+
+class NoGPUError(RuntimeError):
+    """Nothing can be measured here; shown as one line, without a traceback."""
+
+    def _render_traceback_(self):
+        return [str(self)]
+
+
+def gpu_problem(device):
+    """Why `device` cannot be measured, or None."""
+    if not device.startswith("cuda"):
+        return f"No GPU: {device!r} is not a GPU; a CPU result is not a GPU measurement."
+    if torch is None:
+        return (
+            "No GPU: PyTorch is not installed in this kernel, so nothing was measured. "
+            "The calculation cells above do not need it."
+        )
+    if torch.version.cuda is None and torch.version.hip is None:
+        return f"No GPU: PyTorch {torch.__version__} is a CPU-only build; nothing was measured."
+    if not torch.cuda.is_available():
+        return f"No GPU: PyTorch {torch.__version__} sees no GPU; nothing was measured."
+    index = torch.device(device).index or 0
+    if index >= torch.cuda.device_count():
+        return f"No GPU: no such GPU {device} ({torch.cuda.device_count()} visible)."
+    return None
+
+
+def predicted_parameter_bytes(width, dtype):
+    """Parameter bytes from the architecture, raw and rounded to 512-byte allocator blocks."""
+    hidden = 4 * width
+    numels = [width, width, hidden * width, hidden, width * hidden, width]
+    sizes = [n * DTYPE_SIZES[dtype] for n in numels]
+    return sum(sizes), sum(-(-s // 512) * 512 for s in sizes)
+
+
+def build_network(width, device, dtype):
+    nn = torch.nn
+    kw = {"device": device, "dtype": dtype}
+    layers = [
+        ("norm", nn.LayerNorm(width, **kw)),
+        ("up", nn.Linear(width, 4 * width, **kw)),
+        ("act", nn.GELU()),
+        ("down", nn.Linear(4 * width, width, **kw)),
+    ]
+    return nn.Sequential(OrderedDict(layers)).eval()
+
+
+def measure_phase(name, device, action, repeat=None):
+    """Synchronize, read, reset the peaks, run, synchronize, read; None = not read."""
+    cuda = torch.cuda
+    record = {"phase": name, "repeat": repeat, "status": "ok", "error": None}
+    record.update(dict.fromkeys(COUNTERS))
+    cuda.synchronize(device)
+    record["start_allocated_bytes"] = cuda.memory_allocated(device)
+    record["start_reserved_bytes"] = cuda.memory_reserved(device)
+    cuda.reset_peak_memory_stats(device)
+    started = time.perf_counter_ns()
+    try:
+        action()
+    except Exception as exc:  # out-of-memory included: keep the phase and the message
+        record["status"] = "failed"
+        record["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    cuda.synchronize(device)
+    record["duration_ns"] = time.perf_counter_ns() - started
+    record["peak_allocated_bytes"] = cuda.max_memory_allocated(device)
+    record["peak_reserved_bytes"] = cuda.max_memory_reserved(device)
+    record["end_allocated_bytes"] = cuda.memory_allocated(device)
+    record["end_reserved_bytes"] = cuda.memory_reserved(device)
+    return record
+
+
+def run_measurement(device, batch, context, width, dtype, warmup, repeats):
+    dev = torch.device(device)
+    torch_dtype = getattr(torch, dtype)
+    state = {}
+
+    def load_model():
+        torch.manual_seed(0)
+        state["model"] = build_network(width, dev, torch_dtype)
+
+    def make_inputs():
+        generator = torch.Generator(device=dev).manual_seed(0)
+        shape = (batch, context, width)
+        state["inputs"] = torch.randn(shape, generator=generator, device=dev, dtype=torch_dtype)
+
+    def forward():
+        with torch.inference_mode():
+            state["output"] = state["model"](state["inputs"])
+
+    def warm_up():
+        for _ in range(warmup):
+            forward()
+
+    plan = [("model_load", load_model, None), ("inputs", make_inputs, None)]
+    plan += [("cold_forward", forward, None), ("warmup", warm_up, None)]
+    plan += [("warm_forward", forward, i) for i in range(1, repeats + 1)]
+    phases = []
+    for name, action, repeat in plan:
+        phases.append(measure_phase(name, dev, action, repeat))
+        print(f"{name} {repeat or ''}: {phases[-1]['status']}")
+        if phases[-1]["status"] != "ok":
+            break
+    return phases
+
+
+# %% [markdown] tags=["lang-ko"]
+# ## 단계: 첫 번째 패스와 워밍업 이후 패스
+#
+# 측정은 `model_load`, `inputs`, `cold_forward`, `warmup`, `warm_forward`를 구분합니다.
+#
+# - `model_load`: 장치 위에 작은 네트워크(LayerNorm → Linear(width, 4×width) → GELU →
+#   Linear(4×width, width))를 만듭니다. 아키텍처로부터 계산한 파라미터 바이트(numel × 원소
+#   크기)와, 캐시 할당자의 512바이트 블록으로 올림한 값을 이 단계 뒤의 allocated 값 옆에 적습니다.
+# - `inputs`: (batch, context, width) 모양의 합성 입력을 만듭니다. 여기서 context는 텐서의 한
+#   차원일 뿐, KV 캐시가 있는 실제 LLM의 컨텍스트 길이가 아닙니다.
+# - `cold_forward`: 장치 초기화 후 소형 모델의 첫 번째 순전파입니다. 서버, 드라이버, 서비스의 전체
+#   시작 시간을 측정하지 않습니다.
+# - `warmup`: 반복 전에 정해진 횟수만큼 순전파를 실행합니다. 그 횟수를 기록합니다.
+# - `warm_forward`: 같은 프로세스 안에서 기존 상태를 활용하는 반복이며, 반복마다 따로 기록합니다.
+#
+# 다음 셀의 값은 검증 사례입니다: batch 1, context 16, width 64, float32, 워밍업 1회, 반복 2회.
+# 처음에는 적당한 크기로 시작하고, 한 번에 하나의 차원만 바꾸세요. 이전 객체나 예약을 남길 수 있는
+# 조건을 바꿀 때는 새 프로세스(새 커널)에서 새 시리즈를 시작하세요.
+
+# %% [markdown] tags=["lang-id"]
+# ## Fase: lintasan pertama dan lintasan setelah pemanasan
+#
+# Pengukuran membedakan `model_load`, `inputs`, `cold_forward`, `warmup`, dan `warm_forward`.
+#
+# - `model_load`: membangun jaringan kecil di perangkat (LayerNorm → Linear(width, 4×width) → GELU
+#   → Linear(4×width, width)). Byte parameter yang dihitung dari arsitektur (numel × ukuran
+#   elemen), beserta nilai yang dibulatkan ke atas ke blok 512 byte alokator cache, dicatat di
+#   samping nilai allocated setelah fase ini.
+# - `inputs`: membuat input sintetis berbentuk (batch, context, width). Di sini context hanyalah
+#   satu dimensi tensor, bukan panjang konteks LLM sungguhan dengan cache KV.
+# - `cold_forward`: lintasan maju pertama model kecil setelah inisialisasi perangkat. Ini tidak
+#   mengukur seluruh permulaan server, driver, atau layanan.
+# - `warmup`: sejumlah lintasan maju sebelum pengulangan; jumlahnya dicatat.
+# - `warm_forward`: pengulangan dalam proses yang sama yang memanfaatkan status yang sudah ada;
+#   setiap pengulangan dicatat terpisah.
+#
+# Nilai pada sel berikut adalah kasus validasi: batch 1, context 16, width 64, float32, satu
+# pemanasan, dan dua pengulangan. Mulailah dengan dimensi yang sederhana, lalu ubah satu dimensi
+# pada satu waktu. Jika Anda mengubah kondisi yang dapat meninggalkan objek atau reservasi
+# sebelumnya, mulailah rangkaian baru dalam proses baru (kernel baru).
+
+# %% tags=["parameters"]
+# The validation case of the lab; change one dimension at a time.
+DEVICE = "cuda:0"
+BATCH, CONTEXT, WIDTH = 1, 16, 64
+DTYPE = "float32"
+WARMUP, REPEATS = 1, 2
+
+# %% [markdown] tags=["lang-ko"]
+# ## 측정 실행하기
+#
+# 다음 셀은 PyTorch와 접근 가능한 GPU(CUDA 또는 HIP/ROCm)가 필요합니다. 둘 중 하나라도 없으면 `No
+# GPU` 메시지와 함께 멈추고 아무것도 측정하지 않습니다. CPU 결과를 GPU 측정으로 해석해서는 안 되기
+# 때문입니다. 위의 계산 셀은 GPU 없이도 유효합니다.
+#
+# 단계가 실패하면(메모리 부족 포함) 그 단계와 오류 메시지, 마지막으로 읽은 값을 남기고 이후 단계는
+# 실행하지 않습니다.
+
+# %% [markdown] tags=["lang-id"]
+# ## Menjalankan pengukuran
+#
+# Sel berikut memerlukan PyTorch dan GPU yang dapat diakses (CUDA atau HIP/ROCm). Jika salah
+# satunya tidak ada, sel ini berhenti dengan pesan `No GPU` dan tidak mengukur apa pun: tidak ada
+# hasil CPU yang boleh ditafsirkan sebagai pengukuran GPU. Sel perhitungan di atas tetap berlaku
+# tanpa GPU.
+#
+# Jika sebuah fase gagal (termasuk kehabisan memori), fase tersebut, pesan kesalahannya, dan nilai
+# terakhir yang terbaca tetap disimpan, dan fase berikutnya tidak dijalankan.
+
+# %% tags=["measure"]
+problem = gpu_problem(DEVICE)
+if problem is not None:
+    raise NoGPUError(problem)
+
+phases = run_measurement(DEVICE, BATCH, CONTEXT, WIDTH, DTYPE, WARMUP, REPEATS)
+
+# %% [markdown] tags=["lang-ko"]
+# ## 결과 읽기
+#
+# 모든 값은 원시 바이트입니다. 읽지 못한 값은 `null`로 남기며 0으로 채우지 않습니다. 결과 파일로
+# 남기려면 같은 차원으로 스크립트의 `measure` 명령을 실행하세요. 스크립트는 기존 파일을 덮어쓰지
+# 않습니다.
+
+# %% [markdown] tags=["lang-id"]
+# ## Membaca hasil
+#
+# Semua nilai adalah byte mentah. Nilai yang tidak terbaca dibiarkan `null` dan tidak diisi dengan
+# nol. Untuk menyimpan hasil dalam berkas, jalankan perintah `measure` pada skrip dengan dimensi
+# yang sama; skrip tidak menimpa berkas yang sudah ada.
+
+# %% tags=["results"]
+predicted, predicted_512 = predicted_parameter_bytes(WIDTH, DTYPE)
+print(f"predicted parameter bytes: {predicted} (rounded to 512-byte blocks: {predicted_512})")
+print(f"allocated after model_load: {phases[0]['end_allocated_bytes']} B")
+header = ["phase", "repeat", "status", *COUNTERS, "duration_ns"]
+print(" | ".join(header))
+for record in phases:
+    print(" | ".join("null" if record.get(k) is None else str(record[k]) for k in header))
+for record in phases:
+    if record["error"]:
+        print(f"{record['phase']} failed: {record['error']}")
+
+# %% [markdown] tags=["lang-ko"]
+# ## 해석의 한계
+#
+# - 불완전한 시도도 유용한 관찰입니다. 포화 전의 부분적 피크는 전체 실행의 메모리 요구량이
+#   아닙니다. 하나의 차원만 줄여 성공하는 사례를 만든 다음 성공과 실패의 경계를 찾으세요.
+# - `empty_cache`는 할당자 캐시의 사용되지 않는 블록을 해제할 뿐, 살아 있는 텐서는 해제하지
+#   않습니다. 이 실습은 단계 사이에 호출하지 않습니다.
+# - PyTorch 카운터는 PyTorch 할당자가 보는 할당만 다룹니다. 일부 NCCL 통신처럼 CUDA 라이브러리가
+#   직접 하는 할당은 보이지 않을 수 있으므로, 시스템 도구와의 차이만으로 누수를 단정할 수
+#   없습니다.
+# - `cudaMallocAsync` 백엔드에서는 `max_memory_reserved`가 두 풀의 최고 수준을 합쳐 동시 최고치의
+#   상한을 줄 수 있습니다. 그래서 할당자 백엔드도 기록합니다.
+# - 여러 GPU가 있으면 장치마다 판독을 반복하세요. `cuda:0`의 측정은 다른 GPU를 설명하지 못합니다.
+# - 이 작은 네트워크는 계측 연습일 뿐입니다. 문서화된 환경에서 여러분의 작업 부하를 실행하는
+#   것만이 여러분의 여유분을 검증할 수 있습니다.
+#
+# 요약은 한 장짜리 사이징 시트에 정리하세요: 가중치 추정치, 테스트한 최대 부하, 성공 또는 실패한
+# 단계, 단위를 포함한 네 가지 카운터, 환경, 선택한 결정. 계산한 것, 관찰한 것, 아직 가정하는 것을
+# 구분하세요.
+
+# %% [markdown] tags=["lang-id"]
+# ## Batas penafsiran
+#
+# - Percobaan yang tidak tuntas tetap merupakan observasi yang berguna. Puncak sebagian sebelum
+#   saturasi bukanlah kebutuhan memori dari eksekusi yang lengkap. Kurangi satu dimensi saja untuk
+#   membangun kasus yang berhasil, lalu cari batas antara keberhasilan dan kegagalan.
+# - `empty_cache` membebaskan blok yang tidak terpakai dari cache alokator, tanpa membebaskan
+#   tensor yang masih hidup. Latihan ini tidak memanggilnya di antara fase.
+# - Penghitung PyTorch hanya mencakup alokasi yang terlihat oleh alokator PyTorch. Alokasi yang
+#   dilakukan langsung oleh pustaka CUDA, misalnya beberapa komunikasi NCCL, bisa tidak terlihat;
+#   jadi perbedaan dengan alat sistem tidak, dengan sendirinya, membuktikan adanya kebocoran.
+# - Dengan backend `cudaMallocAsync`, `max_memory_reserved` dapat menggabungkan level tertinggi
+#   dari dua pool dan memberikan batas atas puncak simultan. Karena itu backend alokator juga
+#   dicatat.
+# - Pada multi-kartu, ulangi pembacaan untuk setiap perangkat; pengukuran pada `cuda:0` tidak
+#   menggambarkan GPU lainnya.
+# - Jaringan kecil ini hanyalah latihan instrumentasi: hanya eksekusi beban Anda, dalam
+#   lingkungannya yang terdokumentasi, yang dapat memvalidasi margin Anda sendiri.
+#
+# Rangkum hasilnya dalam lembar ukuran satu halaman: estimasi bobot, beban maksimum yang diuji,
+# fase yang berhasil atau gagal, empat penghitung beserta satuannya, lingkungan, dan pilihan yang
+# diambil. Pisahkan apa yang Anda hitung, apa yang Anda amati, dan apa yang masih Anda duga.

@@ -1,0 +1,258 @@
+"""Build IteraGPU Lab v1: the two notebooks, the reproducible archive and the downloads.
+
+    python -m iteragpu.lab_archive --out DIR
+
+Functions for the site and the noxfile:
+
+- `build_notebooks(out_dir)` writes iteragpu_lab.ko.ipynb and iteragpu_lab.id.ipynb;
+- `build_archive(out_dir, source_date_epoch=...)` writes iteragpu-lab-v1.zip and its .sha256;
+- `build_downloads(out_dir, source_date_epoch=...)` writes the archive and every file the site
+  publishes individually next to it, and returns them by key.
+
+The archive is reproducible in the way pypa/wheel builds wheels: sorted members, one fixed
+timestamp (SOURCE_DATE_EPOCH, else a constant), normalised modes, ZIP_DEFLATED at a fixed level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import io
+import os
+import sys
+import time
+import zipfile
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from iteragpu.lab.mesure_memoire import LAB_VERSION, __version__
+
+LAB_DIR = Path(__file__).resolve().parent / "lab"
+NOTEBOOK_SOURCE = LAB_DIR / "iteragpu_lab.py"
+SCRIPT = LAB_DIR / "mesure_memoire.py"
+LANGUAGES = ("ko", "id")
+
+ARCHIVE_STEM = f"iteragpu-lab-{LAB_VERSION}"
+ARCHIVE_NAME = f"{ARCHIVE_STEM}.zip"
+
+# 2025-01-01T00:00:00Z; ZIP cannot store dates before 1980-01-01.
+DEFAULT_SOURCE_DATE_EPOCH = 1_735_689_600
+ZIP_MIN_EPOCH = 315_532_800
+COMPRESS_LEVEL = 9
+
+# Files copied byte for byte from the lab folder into the archive.
+LAB_FILES = (
+    "mesure_memoire.py",
+    "README.ko.md",
+    "README.id.md",
+    "comparison_template.csv",
+    "sizing_sheet.ko.md",
+    "sizing_sheet.id.md",
+    "result.schema.json",
+)
+
+
+def notebook_name(lang: str) -> str:
+    return f"iteragpu_lab.{lang}.ipynb"
+
+
+def license_path() -> Path:
+    """The project's LICENSE: the repository's file, else the installed distribution's copy."""
+    repo_license = Path(__file__).resolve().parents[2] / "LICENSE"
+    if repo_license.is_file():
+        return repo_license
+    try:
+        dist = metadata.distribution("iteragpu")
+    except metadata.PackageNotFoundError:
+        dist = None
+    if dist is not None:
+        for candidate in dist.files or []:
+            if candidate.name == "LICENSE":
+                located = Path(str(dist.locate_file(candidate)))
+                if located.is_file():
+                    return located
+    raise FileNotFoundError("the project's LICENSE file was not found")
+
+
+def notebook_bytes(lang: str, source: Path = NOTEBOOK_SOURCE) -> bytes:
+    """One language's notebook from the jupytext percent source: shared code cells plus the
+    markdown cells tagged lang-<lang>; no outputs, no execution counts, stable ids and metadata.
+    """
+    # Typed as Any: jupytext and nbformat are only partly annotated.
+    jupytext: Any = importlib.import_module("jupytext")
+    nbformat: Any = importlib.import_module("nbformat")
+
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    text = source.read_text(encoding="utf-8")
+    nb = jupytext.reads(text, fmt="py:percent")
+    cells: list[Any] = []
+    for cell in nb.cells:
+        tags = list(cell.metadata.get("tags", []))
+        langs = [t for t in tags if t.startswith("lang-")]
+        if cell.cell_type == "markdown" and langs and f"lang-{lang}" not in langs:
+            continue
+        other_tags = [t for t in tags if not t.startswith("lang-")]
+        meta = {"tags": other_tags} if other_tags else {}
+        source_text = cell.source
+        index = len(cells)
+        if cell.cell_type == "code":
+            new = nbformat.v4.new_code_cell(source_text, metadata=meta)
+            new.outputs = []
+            new.execution_count = None
+        elif cell.cell_type == "markdown":
+            new = nbformat.v4.new_markdown_cell(source_text, metadata=meta)
+        else:
+            new = nbformat.v4.new_raw_cell(source_text, metadata=meta)
+        new.id = f"{lang}-{index:02d}-{cell.cell_type}"
+        cells.append(new)
+    out = nbformat.v4.new_notebook(cells=cells)
+    out.nbformat, out.nbformat_minor = 4, 5
+    out.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "iteragpu_lab": {"version": __version__, "lab_version": LAB_VERSION, "language": lang},
+    }
+    nbformat.validate(out)
+    text_out: str = nbformat.writes(out, version=4)
+    return (text_out.rstrip("\n") + "\n").encode("utf-8")
+
+
+def build_notebooks(out_dir: Path) -> dict[str, Path]:
+    """Write iteragpu_lab.<lang>.ipynb for each language; return {lang: path}."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    for lang in LANGUAGES:
+        path = out_dir / notebook_name(lang)
+        path.write_bytes(notebook_bytes(lang))
+        paths[lang] = path
+    return paths
+
+
+def resolve_source_date_epoch(source_date_epoch: int | None = None) -> int:
+    """The argument, else $SOURCE_DATE_EPOCH, else DEFAULT_SOURCE_DATE_EPOCH; >= 1980."""
+    if source_date_epoch is None:
+        raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+        if raw:
+            if not raw.isdigit():
+                raise ValueError(f"SOURCE_DATE_EPOCH must be a whole number of seconds: {raw!r}")
+            source_date_epoch = int(raw)
+        else:
+            source_date_epoch = DEFAULT_SOURCE_DATE_EPOCH
+    if isinstance(source_date_epoch, bool) or source_date_epoch < 0:
+        raise ValueError(f"source_date_epoch must be >= 0, got {source_date_epoch!r}")
+    return max(source_date_epoch, ZIP_MIN_EPOCH)
+
+
+def archive_members() -> dict[str, bytes]:
+    """Member name (under the top folder) -> content, for every file of the archive."""
+    members = {name: (LAB_DIR / name).read_bytes() for name in LAB_FILES}
+    members["LICENSE"] = license_path().read_bytes()
+    for lang in LANGUAGES:
+        members[notebook_name(lang)] = notebook_bytes(lang)
+    return members
+
+
+def _member_mode(name: str, data: bytes) -> int:
+    return 0o755 if name.endswith(".py") and data.startswith(b"#!") else 0o644
+
+
+def _safe_member(name: str) -> str:
+    parts = name.split("/")
+    if name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"unsafe archive member name: {name!r}")
+    return name
+
+
+def archive_bytes(source_date_epoch: int | None = None) -> bytes:
+    """The archive's bytes: identical for identical inputs, whatever the clock says."""
+    epoch = resolve_source_date_epoch(source_date_epoch)
+    date_time = time.gmtime(epoch)[:6]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL) as zf:
+        for name, data in sorted(archive_members().items()):
+            info = zipfile.ZipInfo(_safe_member(f"{ARCHIVE_STEM}/{name}"), date_time=date_time)
+            info.create_system = 3  # Unix, so that the modes below are read
+            info.external_attr = (0o100000 | _member_mode(name, data)) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(
+                info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL
+            )
+    return buffer.getvalue()
+
+
+def build_archive(out_dir: Path, *, source_date_epoch: int | None = None) -> Path:
+    """Write OUT/iteragpu-lab-v1.zip and OUT/iteragpu-lab-v1.zip.sha256; return the zip path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = archive_bytes(source_date_epoch)
+    path = out_dir / ARCHIVE_NAME
+    path.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    (out_dir / f"{ARCHIVE_NAME}.sha256").write_bytes(f"{digest}  {ARCHIVE_NAME}\n".encode())
+    return path
+
+
+def build_downloads(out_dir: Path, *, source_date_epoch: int | None = None) -> dict[str, Path]:
+    """The archive plus each file the site publishes individually next to it.
+
+    Keys: archive, archive_sha256, script, notebook_ko, notebook_id, readme_ko, readme_id,
+    license.
+    """
+    out_dir = Path(out_dir)
+    archive = build_archive(out_dir, source_date_epoch=source_date_epoch)
+    notebooks = build_notebooks(out_dir)
+    files = {
+        "archive": archive,
+        "archive_sha256": out_dir / f"{ARCHIVE_NAME}.sha256",
+        "script": out_dir / SCRIPT.name,
+        "notebook_ko": notebooks["ko"],
+        "notebook_id": notebooks["id"],
+        "readme_ko": out_dir / "README.ko.md",
+        "readme_id": out_dir / "README.id.md",
+        "license": out_dir / "LICENSE",
+    }
+    files["script"].write_bytes(SCRIPT.read_bytes())
+    for lang in LANGUAGES:
+        files[f"readme_{lang}"].write_bytes((LAB_DIR / f"README.{lang}.md").read_bytes())
+    files["license"].write_bytes(license_path().read_bytes())
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m iteragpu.lab_archive",
+        description=f"Build IteraGPU Lab {LAB_VERSION}: archive, checksum, notebooks and the "
+        "individual downloads.",
+    )
+    parser.add_argument("--out", required=True, type=Path, help="output folder")
+    parser.add_argument(
+        "--source-date-epoch",
+        type=int,
+        default=None,
+        help="timestamp of the archive members (default: $SOURCE_DATE_EPOCH, else "
+        f"{DEFAULT_SOURCE_DATE_EPOCH})",
+    )
+    parser.add_argument(
+        "--archive-only", action="store_true", help="write only the archive and its checksum"
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.archive_only:
+            paths = {"archive": build_archive(args.out, source_date_epoch=args.source_date_epoch)}
+        else:
+            paths = build_downloads(args.out, source_date_epoch=args.source_date_epoch)
+    except (OSError, ValueError, ImportError) as exc:
+        print(f"lab_archive: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    for key, path in paths.items():
+        print(f"{key}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,326 @@
+"""The per-phase protocol, checked through TEST-ONLY fakes of torch.cuda (see lab_support)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from lab_support import (
+    FakeCounterSource,
+    FakeOutOfMemoryError,
+    FakeWorkload,
+    fake_factory,
+    load_schema,
+    make_clock,
+)
+
+from iteragpu.lab import mesure_memoire as mm
+
+BEFORE = ["synchronize", "memory_allocated", "memory_reserved", "reset_peak_memory_stats"]
+AFTER = [
+    "synchronize",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+]
+
+
+def phase_log(*runs: str) -> list[str]:
+    return [*BEFORE, *(f"run:{r}" for r in runs), *AFTER]
+
+
+def validate(result: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator(load_schema()).validate(result)
+
+
+def test_schema_is_valid_draft_2020_12() -> None:
+    schema = load_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_single_phase_order_and_readings() -> None:
+    device = FakeCounterSource()
+    device.allocate(4_000)  # something already on the device
+    device.free(1_000)
+    workload = FakeWorkload(device)
+    record = mm.measure_phase("cold_forward", device, workload.forward, forward_passes=1)
+    assert device.log == phase_log("forward")
+    assert record["status"] == "ok" and record["error"] is None
+    assert record["peak_reset"] is True
+    assert record["start_allocated_bytes"] == 3_000
+    # absolute peak: includes what existed before the phase
+    assert record["peak_allocated_bytes"] == 3_000 + FakeWorkload.TEMP_BYTES
+    assert record["end_allocated_bytes"] == 3_000 + FakeWorkload.OUTPUT_BYTES
+    assert record["peak_reserved_bytes"] >= record["peak_allocated_bytes"]
+    assert record["duration_ns"] is not None and record["read_errors"] == {}
+
+
+def test_full_protocol_order_per_phase() -> None:
+    device = FakeCounterSource()
+    workload = FakeWorkload(device)
+    phases, outcome = mm.run_protocol(device, workload, warmup=3, repeats=2, clock=make_clock())
+    assert [(p["phase"], p["repeat"]) for p in phases] == [
+        ("model_load", None),
+        ("inputs", None),
+        ("cold_forward", None),
+        ("warmup", None),
+        ("warm_forward", 1),
+        ("warm_forward", 2),
+    ]
+    assert [p["forward_passes"] for p in phases] == [0, 0, 1, 3, 1, 1]
+    assert device.log == [
+        *phase_log("load_model"),
+        *phase_log("make_inputs"),
+        *phase_log("forward"),
+        *phase_log("forward", "forward", "forward"),
+        *phase_log("forward"),
+        *phase_log("forward"),
+    ]
+    assert outcome == {
+        "status": "ok",
+        "exit_code": 0,
+        "failed_phase": None,
+        "failed_repeat": None,
+        "error": None,
+        "complete_readings": True,
+    }
+    assert all(p["duration_ns"] == 1_000_000 for p in phases)
+    model_load = phases[0]
+    assert model_load["start_allocated_bytes"] == 0
+    assert model_load["end_allocated_bytes"] == FakeWorkload.MODEL_BYTES
+
+
+def test_warmup_zero_still_records_the_phase() -> None:
+    device = FakeCounterSource()
+    phases, outcome = mm.run_protocol(device, FakeWorkload(device), warmup=0, repeats=1)
+    warmup = [p for p in phases if p["phase"] == "warmup"]
+    assert len(warmup) == 1 and warmup[0]["forward_passes"] == 0
+    assert outcome["status"] == "ok"
+
+
+def test_out_of_memory_keeps_the_phase_message_and_last_readings() -> None:
+    device = FakeCounterSource()
+    workload = FakeWorkload(device, fail_on_forward=3)  # cold=1, warmup=2, warm 1 = 3
+    lines: list[str] = []
+    phases, outcome = mm.run_protocol(
+        device, workload, warmup=1, repeats=4, progress=lines.append, clock=make_clock()
+    )
+    assert [(p["phase"], p["repeat"]) for p in phases][-1] == ("warm_forward", 1)
+    failed = phases[-1]
+    assert failed["status"] == "failed"
+    assert failed["error"] == {
+        "step": "run",
+        "type": "OutOfMemoryError",
+        "message": "CUDA out of memory. Tried to allocate 2.00 GiB",
+        "out_of_memory": True,
+    }
+    # the last readings are kept: the partial peak before saturation, the end levels
+    start = failed["start_allocated_bytes"]
+    assert failed["peak_allocated_bytes"] == start + FakeWorkload.TEMP_BYTES // 2
+    assert failed["end_allocated_bytes"] == start
+    assert None not in [failed[k] for k in mm.COUNTER_KEYS]
+    # protocol still closed the phase, and nothing ran afterwards
+    assert device.log[-len(AFTER) :] == AFTER
+    assert device.log.count("run:forward") == 3
+    assert outcome["status"] == "failed" and outcome["exit_code"] == mm.EXIT_PHASE_FAILED == 4
+    assert (outcome["failed_phase"], outcome["failed_repeat"]) == ("warm_forward", 1)
+    assert outcome["error"]["type"] == "OutOfMemoryError"
+    assert "FAILED" in lines[-1]
+
+
+def test_unread_counter_is_null_not_zero() -> None:
+    device = FakeCounterSource()
+    device.failures["max_memory_reserved"] = RuntimeError("counter unavailable")
+    phases, outcome = mm.run_protocol(device, FakeWorkload(device), warmup=1, repeats=1)
+    for record in phases:
+        assert record["peak_reserved_bytes"] is None
+        assert record["peak_allocated_bytes"] is not None
+        assert record["read_errors"] == {
+            "peak_reserved_bytes": "RuntimeError: counter unavailable"
+        }
+        assert record["status"] == "ok"
+    assert outcome["status"] == "ok" and outcome["complete_readings"] is False
+
+
+def test_failed_reset_skips_the_run_and_leaves_peaks_null() -> None:
+    device = FakeCounterSource()
+    device.failures["reset_peak_memory_stats"] = RuntimeError("reset refused")
+    workload = FakeWorkload(device)
+    phases, outcome = mm.run_protocol(device, workload, warmup=1, repeats=1)
+    assert len(phases) == 1
+    record = phases[0]
+    assert record["status"] == "failed" and record["error"]["step"] == "reset_peak"
+    assert record["peak_reset"] is False
+    assert record["peak_allocated_bytes"] is None and record["peak_reserved_bytes"] is None
+    assert record["duration_ns"] is None
+    assert record["start_allocated_bytes"] == 0  # read, so a real 0
+    assert "run:load_model" not in device.log
+    assert outcome["failed_phase"] == "model_load"
+
+
+def test_failed_synchronize_is_a_failure_with_readings() -> None:
+    device = FakeCounterSource()
+    workload = FakeWorkload(device)
+    record = mm.measure_phase("inputs", device, workload.make_inputs)
+    assert record["status"] == "ok"
+    device.failures["synchronize"] = RuntimeError("CUDA error: an illegal memory access")
+    record = mm.measure_phase("inputs", device, workload.make_inputs)
+    assert record["status"] == "failed"
+    assert record["error"]["step"] == "synchronize_before"
+    assert record["peak_allocated_bytes"] is None  # no reset: peaks are not this phase's
+    assert record["end_allocated_bytes"] is not None
+
+
+def test_interrupt_is_recorded() -> None:
+    device = FakeCounterSource()
+    workload = FakeWorkload(device, fail_on_forward=1, error=KeyboardInterrupt())
+    phases, outcome = mm.run_protocol(device, workload, warmup=1, repeats=1)
+    assert [p["phase"] for p in phases] == ["model_load", "inputs"]
+    assert outcome["status"] == "interrupted" and outcome["exit_code"] == 130
+    assert outcome["failed_phase"] == "cold_forward"
+
+
+def _measure_argv(output: Path, *extra: str) -> list[str]:
+    return [
+        "measure",
+        "--device",
+        "cuda:0",
+        "--batch",
+        "1",
+        "--context",
+        "16",
+        "--width",
+        "64",
+        "--dtype",
+        "float32",
+        "--warmup",
+        "1",
+        "--repeats",
+        "2",
+        "--output",
+        str(output),
+        *extra,
+    ]
+
+
+def test_measure_end_to_end_with_fake_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "validation.json"
+    factory = fake_factory()
+    code = mm.main(_measure_argv(out), backend_factory=factory, clock=make_clock())
+    assert code == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    validate(result)
+    assert result["schema_version"] == mm.SCHEMA_VERSION
+    assert result["tool"] == {
+        "name": "mesure_memoire.py",
+        "version": mm.__version__,
+        "lab_version": "v1",
+    }
+    assert result["dimensions"] == {"batch": 1, "context": 16, "width": 64}
+    assert result["policy"]["warmup_passes"] == 1 and result["policy"]["repeats"] == 2
+    assert result["command_line"][1:] == _measure_argv(out)
+    assert [p["phase"] for p in result["phases"]] == [
+        "model_load",
+        "inputs",
+        "cold_forward",
+        "warmup",
+        "warm_forward",
+        "warm_forward",
+    ]
+    network = result["network"]
+    width = 64
+    assert network["parameter_count"] == 8 * width * width + 7 * width
+    assert network["predicted_parameter_bytes"] == 4 * network["parameter_count"]
+    rounded = sum(-(-t["numel"] * 4 // 512) * 512 for t in network["parameter_tensors"])
+    assert network["predicted_parameter_bytes_rounded_512"] == rounded
+    assert network["predicted_input_bytes"] == 1 * 16 * 64 * 4
+    assert network["allocated_after_model_load_bytes"] == FakeWorkload.MODEL_BYTES
+    captured = capsys.readouterr()
+    progress = captured.err.splitlines()
+    assert any("warm_forward 1/2: ok" in line for line in progress)
+    assert any("warm_forward 2/2: ok" in line for line in progress)
+    assert "Traceback" not in captured.err
+    assert f"wrote {out}" in captured.out
+
+
+def test_measure_out_of_memory_writes_the_result_and_exits_4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "oom.json"
+    factory = fake_factory(fail_on_forward=1)
+    code = mm.main(_measure_argv(out), backend_factory=factory, clock=make_clock())
+    assert code == mm.EXIT_PHASE_FAILED == 4
+    result = json.loads(out.read_text(encoding="utf-8"))
+    validate(result)
+    assert result["outcome"]["status"] == "failed"
+    assert result["outcome"]["failed_phase"] == "cold_forward"
+    last = result["phases"][-1]
+    assert last["phase"] == "cold_forward" and last["error"]["out_of_memory"] is True
+    assert last["peak_allocated_bytes"] is not None
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith("mesure_memoire.py: error: phase cold_forward failed")
+
+
+def test_result_with_nulls_validates_and_zero_is_not_substituted(tmp_path: Path) -> None:
+    out = tmp_path / "nulls.json"
+    factory = fake_factory()
+
+    def unreadable(args: Any) -> Any:
+        backend = factory(args)
+        backend.source.failures["memory_reserved"] = RuntimeError("no reserved counter")
+        return backend
+
+    assert mm.main(_measure_argv(out), backend_factory=unreadable, clock=make_clock()) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    validate(result)
+    for record in result["phases"]:
+        assert record["start_reserved_bytes"] is None
+        assert record["end_reserved_bytes"] is None
+        assert "start_reserved_bytes" in record["read_errors"]
+    assert result["outcome"]["complete_readings"] is False
+
+
+def test_schema_rejects_a_zero_filled_failure_without_error() -> None:
+    """The schema ties status to error: a failed phase must carry its error."""
+    device = FakeCounterSource()
+    record = mm.measure_phase("inputs", device, FakeWorkload(device).make_inputs)
+    record["status"] = "failed"
+    schema = load_schema()
+    phase_schema = {"$defs": schema["$defs"], **schema["$defs"]["phase"]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(phase_schema).validate(record)
+
+
+def test_unavailable_backend_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "none.json"
+
+    def unavailable(args: Any) -> Any:
+        raise mm.UsageError("PyTorch 2.13.0 sees no GPU. Nothing was written.")
+
+    assert mm.main(_measure_argv(out), backend_factory=unavailable) == 2
+    assert not out.exists()
+
+
+def test_internal_error_removes_the_reserved_empty_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "crash.json"
+    factory = fake_factory()
+
+    def broken(args: Any) -> Any:
+        backend = factory(args)
+        backend.environment = object()  # not JSON serialisable: fails after the run
+        return backend
+
+    assert mm.main(_measure_argv(out), backend_factory=broken, clock=make_clock()) == 1
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "internal error" in err and "Traceback" not in err

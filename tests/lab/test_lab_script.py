@@ -1,0 +1,370 @@
+"""mesure_memoire.py run as a user runs it: `python -I -S mesure_memoire.py ...` (no torch)."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from lab_support import SCRIPT, fake_factory, run_script
+
+from iteragpu.lab import mesure_memoire as mm
+from iteragpu.lab.mesure_memoire import BYTES_PER_GB, BYTES_PER_GIB, dense_weight_bytes
+
+
+def expected_decimal(numerator: int, denominator: int) -> str:
+    """Independent reference: Decimal, 2 places, half up, trailing zeros dropped."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        value = (Decimal(numerator) / Decimal(denominator)).quantize(
+            Decimal("0.01"), rounding=ROUND_HALF_UP
+        )
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def no_traceback(stderr: str) -> bool:
+    return "Traceback" not in stderr
+
+
+ESTIMATE_CASES = [
+    (7_000_000_000, "16", "4"),
+    (7_000_000_000, "4", "4"),
+    (7_000_000_000, "8", "0"),
+    (70_000_000_000, "16", "6"),
+    (3, "4", "1.5"),
+    (123_456_789, "4.5", "0.25"),
+]
+
+
+@pytest.mark.parametrize(("parameters", "bits", "reserve"), ESTIMATE_CASES)
+def test_estimate_text_matches_exact_arithmetic(
+    tmp_path: Path, parameters: int, bits: str, reserve: str
+) -> None:
+    done = run_script(
+        "estimate",
+        "--parameters",
+        str(parameters),
+        "--bits",
+        bits,
+        "--reserve-gib",
+        reserve,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    exact = dense_weight_bytes(parameters, Fraction(bits))
+    # integer arithmetic, independent of the script's formatting code
+    num, den = exact.numerator, exact.denominator
+    weights_bytes = -(-num // den)
+    reserve_exact = Fraction(reserve) * BYTES_PER_GIB
+    total_exact = exact + reserve_exact
+    out = done.stdout
+    assert f"weights:          {weights_bytes:,} B" in out
+    assert f"{expected_decimal(num, den * BYTES_PER_GB)} GB" in out
+    assert f"{expected_decimal(num, den * BYTES_PER_GIB)} GiB" in out
+    total = expected_decimal(total_exact.numerator, total_exact.denominator * BYTES_PER_GIB)
+    assert f"total (GiB):      {total} GiB" in out
+    assert "activations, gradients, KV cache, optimizer states" in out
+    assert ("quantization scales" in out) == (Fraction(bits) < 16)
+
+
+def test_estimate_text_reproduces_the_guide(tmp_path: Path) -> None:
+    done = run_script(
+        "estimate", "--parameters", "7000000000", "--bits", "16", "--reserve-gib", "4", cwd=tmp_path
+    )
+    assert done.returncode == 0
+    assert dense_weight_bytes(7_000_000_000, 16) == 14 * BYTES_PER_GB
+    for needle in ("14,000,000,000 B", "14 GB", "13.04 GiB", "4 GiB", "17.04 GiB"):
+        assert needle in done.stdout
+    # GB and GiB never share a line
+    for line in done.stdout.splitlines():
+        assert not (" GB" in line and " GiB" in line), line
+
+
+@pytest.mark.parametrize(("parameters", "bits", "reserve"), ESTIMATE_CASES)
+def test_estimate_json(tmp_path: Path, parameters: int, bits: str, reserve: str) -> None:
+    done = run_script(
+        "estimate",
+        "--parameters",
+        str(parameters),
+        "--bits",
+        bits,
+        "--reserve-gib",
+        reserve,
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    exact = dense_weight_bytes(parameters, Fraction(bits))
+    reserve_exact = Fraction(reserve) * BYTES_PER_GIB
+    total_exact = exact + reserve_exact
+    assert data["parameters"] == parameters
+    for key in ("weights_bytes", "reserve_bytes", "total_bytes", "bytes_per_gb", "bytes_per_gib"):
+        assert type(data[key]) is int, key
+    assert data["weights_bytes"] == -(-exact.numerator // exact.denominator)
+    assert Fraction(data["weights_bytes_exact"]) == exact
+    assert data["reserve_bytes"] == -(-reserve_exact.numerator // reserve_exact.denominator)
+    assert data["total_bytes"] == -(-total_exact.numerator // total_exact.denominator)
+    assert data["weights_gb"] == expected_decimal(exact.numerator, exact.denominator * BYTES_PER_GB)
+    assert data["weights_gib"] == expected_decimal(
+        exact.numerator, exact.denominator * BYTES_PER_GIB
+    )
+    assert Fraction(data["reserve_gib"]) == Fraction(reserve)
+    assert data["total_gib"] == expected_decimal(
+        total_exact.numerator, total_exact.denominator * BYTES_PER_GIB
+    )
+    assert {"activations", "gradients", "kv_cache", "optimizer_states"} <= set(data["not_counted"])
+    quantized = {"quantization_scales_and_metadata", "modules_kept_at_another_precision"}
+    assert (quantized <= set(data["not_counted"])) == (Fraction(bits) < 16)
+
+
+def test_estimate_json_guide_values(tmp_path: Path) -> None:
+    done = run_script(
+        "estimate",
+        "--parameters",
+        "7000000000",
+        "--bits",
+        "16",
+        "--reserve-gib",
+        "4",
+        "--json",
+        cwd=tmp_path,
+    )
+    data = json.loads(done.stdout)
+    assert data["weights_bytes"] == 14_000_000_000
+    assert (data["weights_gb"], data["weights_gib"]) == ("14", "13.04")
+    assert (data["reserve_gib"], data["total_gib"]) == ("4", "17.04")
+
+
+def test_measure_without_torch_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    done = run_script(
+        "measure",
+        "--device",
+        "cuda:0",
+        "--batch",
+        "2",
+        "--context",
+        "128",
+        "--width",
+        "1024",
+        "--dtype",
+        "float32",
+        "--warmup",
+        "3",
+        "--repeats",
+        "5",
+        "--output",
+        "mesures.json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert list(tmp_path.iterdir()) == []
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "PyTorch is not installed" in lines[0]
+    assert no_traceback(done.stderr)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool) -> None:
+    done = run_script("environment", "--device", "cuda:0", *(["--json"] if as_json else []), cwd=tmp_path)
+    assert done.returncode == 2
+    assert no_traceback(done.stderr)
+    assert len(done.stderr.splitlines()) == 1
+    if as_json:
+        env = json.loads(done.stdout)
+        assert env["torch"]["installed"] is False
+        assert env["torch"]["version"] is None
+        assert env["requested_device_usable"] is False
+        assert any("PyTorch is not installed" in m for m in env["missing"])
+        assert set(env["allocator"]["settings"]) == {
+            "PYTORCH_ALLOC_CONF",
+            "PYTORCH_CUDA_ALLOC_CONF",
+            "CUDA_MODULE_LOADING",
+        }
+        assert env["devices"] == []
+    else:
+        assert "torch:             not installed" in done.stdout
+        assert "missing: PyTorch is not installed" in done.stdout
+
+
+def test_existing_output_is_refused_and_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "mesures.json"
+    original = b'{"keep": "me"}\n\x00\xff'
+    target.write_bytes(original)
+    done = run_script(
+        "measure",
+        "--batch",
+        "1",
+        "--context",
+        "16",
+        "--width",
+        "64",
+        "--output",
+        "mesures.json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == mm.EXIT_OUTPUT_EXISTS == 3
+    assert target.read_bytes() == original
+    assert len(done.stderr.splitlines()) == 1 and "already exists" in done.stderr
+    assert no_traceback(done.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mesures.json"]
+
+
+def test_existing_output_is_refused_before_torch_is_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "taken.json"
+    target.write_text("already here")
+
+    def forbidden(*args: object, **kwargs: object) -> object:
+        raise AssertionError("PyTorch must not be imported before the output check")
+
+    monkeypatch.setattr(mm, "import_torch", forbidden)
+    argv = ["measure", "--batch", "1", "--context", "1", "--width", "1", "--output", str(target)]
+    assert mm.main(argv, backend_factory=forbidden) == 3
+    assert target.read_text() == "already here"
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_exclusive_creation(tmp_path: Path) -> None:
+    path = tmp_path / "result.json"
+    with mm.open_exclusive(str(path)) as handle:
+        handle.write("first")
+    with pytest.raises(FileExistsError):
+        mm.open_exclusive(str(path))
+    assert path.read_text() == "first"
+
+
+def test_race_for_the_same_name_is_lost_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another run creates the file after our pre-check: we must not overwrite it."""
+    target = tmp_path / "race.json"
+    inner = fake_factory()
+
+    def racing_factory(args: object) -> object:
+        backend = inner(args)  # type: ignore[arg-type]
+        target.write_text("the other run's result")
+        return backend
+
+    argv = ["measure", "--batch", "1", "--context", "1", "--width", "1", "--output", str(target)]
+    assert mm.main(argv, backend_factory=racing_factory) == 3  # type: ignore[arg-type]
+    assert target.read_text() == "the other run's result"
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+MEASURE_OK = ["--batch", "1", "--context", "16", "--width", "64", "--output", "out.json"]
+
+
+def _replace(args: list[str], flag: str, value: str | None) -> list[str]:
+    out = list(args)
+    if flag in out:
+        i = out.index(flag)
+        if value is None:
+            del out[i : i + 2]
+        else:
+            out[i + 1] = value
+    elif value is not None:
+        out += [flag, value]
+    return out
+
+
+BAD_ARGUMENTS = [
+    ("batch-negative", ["measure", *_replace(MEASURE_OK, "--batch", "-1")]),
+    ("batch-zero", ["measure", *_replace(MEASURE_OK, "--batch", "0")]),
+    ("batch-nan", ["measure", *_replace(MEASURE_OK, "--batch", "nan")]),
+    ("batch-text", ["measure", *_replace(MEASURE_OK, "--batch", "two")]),
+    ("batch-float", ["measure", *_replace(MEASURE_OK, "--batch", "1.5")]),
+    ("batch-empty", ["measure", *_replace(MEASURE_OK, "--batch", "")]),
+    ("context-exponent", ["measure", *_replace(MEASURE_OK, "--context", "1e3")]),
+    ("width-inf", ["measure", *_replace(MEASURE_OK, "--width", "inf")]),
+    ("width-missing", ["measure", *_replace(MEASURE_OK, "--width", None)]),
+    ("dtype-unknown", ["measure", *MEASURE_OK, "--dtype", "float8"]),
+    ("dtype-int", ["measure", *MEASURE_OK, "--dtype", "int64"]),
+    ("warmup-negative", ["measure", *MEASURE_OK, "--warmup", "-1"]),
+    ("repeats-zero", ["measure", *MEASURE_OK, "--repeats", "0"]),
+    ("repeats-nan", ["measure", *MEASURE_OK, "--repeats", "NaN"]),
+    ("output-missing", ["measure", *_replace(MEASURE_OK, "--output", None)]),
+    ("output-dir-missing", ["measure", *_replace(MEASURE_OK, "--output", "no/such/dir.json")]),
+    ("device-cpu", ["measure", *MEASURE_OK, "--device", "cpu"]),
+    ("device-mps", ["measure", *MEASURE_OK, "--device", "mps"]),
+    ("device-bad-index", ["measure", *MEASURE_OK, "--device", "cuda:x"]),
+    ("unknown-option", ["measure", *MEASURE_OK, "--frobnicate"]),
+    ("parameters-zero", ["estimate", "--parameters", "0", "--bits", "16"]),
+    ("parameters-negative", ["estimate", "--parameters", "-7", "--bits", "16"]),
+    ("parameters-exponent", ["estimate", "--parameters", "7e9", "--bits", "16"]),
+    ("parameters-float", ["estimate", "--parameters", "7.5", "--bits", "16"]),
+    ("bits-zero", ["estimate", "--parameters", "7", "--bits", "0"]),
+    ("bits-negative", ["estimate", "--parameters", "7", "--bits", "-4"]),
+    ("bits-nan", ["estimate", "--parameters", "7", "--bits", "nan"]),
+    ("bits-text", ["estimate", "--parameters", "7", "--bits", "sixteen"]),
+    ("reserve-negative", ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "-1"]),
+    ("reserve-inf", ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "inf"]),
+    ("reserve-nan", ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "nan"]),
+    ("estimate-missing-bits", ["estimate", "--parameters", "7"]),
+    ("no-command", []),
+    ("unknown-command", ["benchmark"]),
+]
+
+
+@pytest.mark.parametrize("argv", [a for _, a in BAD_ARGUMENTS], ids=[n for n, _ in BAD_ARGUMENTS])
+def test_bad_arguments(tmp_path: Path, argv: list[str]) -> None:
+    done = run_script(*argv, cwd=tmp_path)
+    assert done.returncode == 2, done
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "error" in lines[0]
+    assert no_traceback(done.stderr)
+    assert done.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [[], ["estimate"], ["environment"], ["measure"]])
+def test_help_documents_every_exit_code(tmp_path: Path, command: list[str]) -> None:
+    done = run_script(*command, "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    assert "exit codes:" in done.stdout
+    for code in (0, 1, 2, 3, 4, 5, 130):
+        assert f"\n  {code} " in done.stdout
+
+
+def test_readmes_document_every_exit_code() -> None:
+    for lang in ("ko", "id"):
+        text = (SCRIPT.parent / f"README.{lang}.md").read_text(encoding="utf-8")
+        for code in (0, 1, 2, 3, 4, 5, 130):
+            assert f"| {code} |" in text, (lang, code)
+        for command in ("estimate --parameters 7000000000 --bits 16 --reserve-gib 4",
+                        "environment --device cuda:0"):
+            assert f"python mesure_memoire.py {command}" in text
+
+
+def test_version_option(tmp_path: Path) -> None:
+    done = run_script("--version", cwd=tmp_path)
+    assert done.returncode == 0 and mm.__version__ in done.stdout
+
+
+def test_script_doctests() -> None:
+    failures, tried = doctest.testmod(mm)
+    assert tried > 0 and failures == 0
+
+
+def test_script_imports_only_the_standard_library() -> None:
+    """The module-level imports are all standard library (torch is imported lazily)."""
+    import ast
+    import sys
+
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    assert names - {"__future__"} <= set(sys.stdlib_module_names)

@@ -1,0 +1,80 @@
+"""With PyTorch installed (CPU build here): measure refuses CPU-only machines and `cpu`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lab_support import FakeCounterSource, make_clock, run_script
+
+from iteragpu.lab import mesure_memoire as mm
+
+pytestmark = pytest.mark.torch
+
+
+@pytest.fixture(scope="module")
+def torch():  # type: ignore[no-untyped-def]
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture
+def cpu_only(torch):  # type: ignore[no-untyped-def]
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: these checks are for CPU-only machines")
+    return torch
+
+
+MEASURE = ["--batch", "1", "--context", "16", "--width", "64", "--dtype", "float32"]
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda", "cpu", "cuda:7"])
+def test_measure_exits_2_and_writes_nothing(cpu_only, tmp_path: Path, device: str) -> None:  # type: ignore[no-untyped-def]
+    done = run_script(
+        "measure", "--device", device, *MEASURE, "--output", "m.json", cwd=tmp_path, isolated=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert list(tmp_path.iterdir()) == []
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    if device == "cpu":
+        assert "is not a GPU" in lines[0]
+    else:
+        assert "Nothing was written" in lines[0]
+        assert "CPU-only build" in lines[0] or "sees no GPU" in lines[0]
+
+
+def test_environment_reports_torch_and_exits_2(cpu_only, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    done = run_script("environment", "--json", cwd=tmp_path, isolated=False)
+    assert done.returncode == 2
+    env = json.loads(done.stdout)
+    assert env["torch"]["installed"] is True
+    assert env["torch"]["version"] == cpu_only.__version__
+    assert env["torch"]["cuda"] == cpu_only.version.cuda
+    assert env["torch"]["hip"] == getattr(cpu_only.version, "hip", None)
+    assert env["requested_device_usable"] is False
+    assert len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("width", [1, 3, 64, 100])
+@pytest.mark.parametrize("dtype", sorted(mm.DTYPE_SIZES))
+def test_network_matches_predicted_parameter_bytes(torch, width: int, dtype: str) -> None:  # type: ignore[no-untyped-def]
+    model = mm.build_torch_network(torch, width, torch.device("cpu"), getattr(torch, dtype))
+    actual = [(name, tuple(p.shape)) for name, p in model.named_parameters()]
+    assert actual == mm.network_parameter_shapes(width)
+    predicted = mm.predict_network(width, dtype, batch=2, context=3)
+    assert predicted["predicted_parameter_bytes"] == sum(
+        p.numel() * p.element_size() for p in model.parameters()
+    )
+    assert predicted["element_size_bytes"] == getattr(torch, dtype).itemsize
+
+
+def test_real_workload_runs_under_the_protocol_on_cpu(torch) -> None:  # type: ignore[no-untyped-def]
+    """The real TorchWorkload (on CPU, with fake counters) goes through every phase."""
+    workload = mm.TorchWorkload(torch, torch.device("cpu"), 2, 5, 8, "float32")
+    phases, outcome = mm.run_protocol(
+        FakeCounterSource(), workload, warmup=1, repeats=2, clock=make_clock()
+    )
+    assert outcome["status"] == "ok", outcome
+    assert workload.output.shape == (2, 5, 8)
+    assert len(phases) == 6
