@@ -15,11 +15,14 @@ nox.options.sessions = ["lint", "tests", "lab_torch", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
-LANGS = ("ko", "id")
+# Page language -> lunr search language (lunr has no Indonesian pack; docs/hooks.py checks it).
+SEARCH_LANGS = {"ko": "ko", "id": "en"}
 # The CPU build of PyTorch available on the project's machines; an unpinned `torch` would pull
 # a CUDA build of several GB.
 TORCH = "torch==2.13.0"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
+# Where the site will be served; override for a deployment (the 404 page and sitemaps use it).
+SITE_BASE_URL = os.environ.get("ITERAGPU_BASE_URL", f"http://{SERVE_ADDRESS[0]}:{SERVE_ADDRESS[1]}")
 
 
 @nox.session
@@ -33,7 +36,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The figure checker, then pytest: unit, CLI, lab and snippet doctests (no torch, no browser)."""
+    """The figure checker, then pytest: unit, CLI, lab, snippet doctests (no torch, no site)."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "iteragpu.figure_check", "docs")
     session.run("pytest", "-m", "not torch and not site and not browser", *session.posargs)
@@ -57,7 +60,7 @@ def _build_site(session: nox.Session) -> None:
     session.install("-e", ".[docs]")
     if SITE.exists():
         shutil.rmtree(SITE)
-    for lang in LANGS:
+    for lang, search_lang in SEARCH_LANGS.items():
         session.run(
             "mkdocs",
             "build",
@@ -66,6 +69,9 @@ def _build_site(session: nox.Session) -> None:
                 "ITERAGPU_LANG": lang,
                 "ITERAGPU_DOCS_DIR": f"docs/{lang}",
                 "ITERAGPU_SITE_DIR": f"site/{lang}",
+                "ITERAGPU_SEARCH_LANG": search_lang,
+                "ITERAGPU_SITE_URL": f"{SITE_BASE_URL}/{lang}/",
+                "NO_MKDOCS_2_WARNING": "1",
             },
         )
     shutil.copyfile(ROOT / "docs" / "root" / "index.html", SITE / "index.html")

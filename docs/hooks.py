@@ -5,17 +5,20 @@
 - puts this language's notebook at `notebook.ipynb` for mkdocs-jupyter to render;
 - fills the `[[archive_sha256]]` and `[[archive_size_bytes]]` placeholders of the lab page;
 - points the language switcher at the current page's twin in the other language;
-- builds the Indonesian search index without a stemmer (lunr has none for Indonesian).
+- refuses a build whose search language does not match its page language.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
@@ -26,8 +29,23 @@ ROOT = Path(__file__).resolve().parents[1]
 DOWNLOADS_BUILD_DIR = ROOT / "dist"
 DOWNLOADS_URL_DIR = "downloads"
 NOTEBOOK_PAGE = "notebook.ipynb"
+# lunr has a Korean pack but no Indonesian one (see mkdocs.yml); noxfile.py reads this too.
+SEARCH_LANGS = {"ko": "ko", "id": "en"}
 
 _build: dict[str, Any] = {}
+
+
+class DownloadFile(File):
+    """A file published byte for byte: `README.ko.md` is offered as a download, not a page."""
+
+    def is_documentation_page(self) -> bool:
+        return False
+
+    def is_static_page(self) -> bool:
+        return False
+
+    def is_media_file(self) -> bool:
+        return True
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -41,10 +59,12 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         archive_size_bytes=archive.stat().st_size,
     )
     _place_notebook(downloads[f"iteragpu_lab.{lang}.ipynb"], Path(config.docs_dir) / NOTEBOOK_PAGE)
-    if lang == "id":
-        search = config.plugins["material/search"]
-        search.config.lang = ["en"]  # tokenizer only; the stemmer is removed just below
-        search.config.pipeline = ["trimmer"]
+    search_lang = config.plugins["material/search"].config["lang"]
+    if search_lang != [SEARCH_LANGS[lang]]:
+        raise PluginError(
+            f"search language {search_lang} for a {lang!r} build: "
+            f"set ITERAGPU_SEARCH_LANG={SEARCH_LANGS[lang]} (see noxfile.py)"
+        )
     return config
 
 
@@ -58,7 +78,7 @@ def _place_notebook(built: Path, target: Path) -> None:
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     for name, path in sorted(_build["downloads"].items()):
         files.append(
-            File.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", abs_src_path=str(path))
+            DownloadFile.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", abs_src_path=str(path))
         )
     return files
 
@@ -68,6 +88,41 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return markdown.replace("[[archive_sha256]]", _build["archive_sha256"]).replace(
         "[[archive_size_bytes]]", format_number(_build["archive_size_bytes"], 0, lang)
     )
+
+
+_NOTEBOOK_HEADING = re.compile(
+    r'<h(?P<level>[1-6]) id="[^"]*">(?P<text>.*?)<a class="anchor-link" href="#[^"]*">'
+)
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    """Give the notebook's headings the ids its table of contents links to.
+
+    mkdocs-jupyter slugifies headings to ASCII, so a Korean heading gets an empty id while the
+    table of contents links to `#_1`, `#_2`...: the headings take the TOC's anchors, in order.
+    """
+    if not page.file.src_uri.endswith(".ipynb"):
+        return output
+    anchors = [item.id for item in _flatten(page.toc)]
+    headings = list(_NOTEBOOK_HEADING.finditer(output))
+    if len(headings) != len(anchors):
+        raise PluginError(
+            f"{page.file.src_uri}: {len(headings)} headings but {len(anchors)} TOC entries"
+        )
+    replacements = iter(anchors)
+    return _NOTEBOOK_HEADING.sub(
+        lambda m: (
+            f'<h{m["level"]} id="{(anchor := next(replacements))}">{m["text"]}'
+            f'<a class="anchor-link" href="#{anchor}">'
+        ),
+        output,
+    )
+
+
+def _flatten(items: Any) -> Iterator[Any]:
+    for item in items:
+        yield item
+        yield from _flatten(item.children)
 
 
 def on_page_context(

@@ -75,7 +75,9 @@ def test_kv_bytes_are_linear_in_tokens_and_sequences(layers, heads, dim, tokens,
     assert kv_cache_bytes(layers, heads, dim + 1, tokens, 2, seqs) > base
 
 
-@pytest.mark.parametrize("field", ["layers", "kv_heads", "head_dim", "tokens", "sequences", "window"])
+@pytest.mark.parametrize(
+    "field", ["layers", "kv_heads", "head_dim", "tokens", "sequences", "window"]
+)
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_kv_rejects_non_positive_or_non_whole_dimensions(field, bad) -> None:
     values = {"layers": 32, "kv_heads": 8, "head_dim": 128, "tokens": 8192, "sequences": 1}

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 import subprocess
 import sys
+from fractions import Fraction
 
 import pytest
 from typer.testing import CliRunner
@@ -57,7 +57,9 @@ def test_weights_json_accepts_every_count_spelling(params: str) -> None:
     ],
 )
 def test_weights_table_is_localised(lang: str, expected: list[str]) -> None:
-    result = invoke("weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "4", "--lang", lang)
+    result = invoke(
+        "weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "4", "--lang", lang
+    )
     assert result.exit_code == 0, result.output
     for text in expected:
         assert text in result.stdout
@@ -82,8 +84,20 @@ def test_four_bits_says_what_it_does_not_count(lang: str) -> None:
 
 def test_kv_cache_json_four_sequences() -> None:
     result = invoke(
-        "kv-cache", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--tokens", "8192",
-        "--bytes-per-value", "2", "--sequences", "4", "--json",
+        "kv-cache",
+        "--layers",
+        "32",
+        "--kv-heads",
+        "8",
+        "--head-dim",
+        "128",
+        "--tokens",
+        "8192",
+        "--bytes-per-value",
+        "2",
+        "--sequences",
+        "4",
+        "--json",
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -94,8 +108,21 @@ def test_kv_cache_json_four_sequences() -> None:
 @pytest.mark.parametrize(("lang", "number"), [("ko", "1,073,741,824"), ("id", "1.073.741.824")])
 def test_kv_cache_table_with_window(lang: str, number: str) -> None:
     result = invoke(
-        "kv-cache", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--tokens", "16384",
-        "--bytes-per-value", "2", "--window", "8192", "--lang", lang,
+        "kv-cache",
+        "--layers",
+        "32",
+        "--kv-heads",
+        "8",
+        "--head-dim",
+        "128",
+        "--tokens",
+        "16384",
+        "--bytes-per-value",
+        "2",
+        "--window",
+        "8192",
+        "--lang",
+        lang,
     )
     assert result.exit_code == 0, result.output
     assert number in result.stdout
@@ -103,8 +130,18 @@ def test_kv_cache_table_with_window(lang: str, number: str) -> None:
 
 def test_kv_cache_fractional_bytes_per_value_stays_exact() -> None:
     result = invoke(
-        "kv-cache", "--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--tokens", "1",
-        "--bytes-per-value", "0.5", "--json",
+        "kv-cache",
+        "--layers",
+        "1",
+        "--kv-heads",
+        "1",
+        "--head-dim",
+        "1",
+        "--tokens",
+        "1",
+        "--bytes-per-value",
+        "0.5",
+        "--json",
     )
     assert json.loads(result.stdout)["kv_cache_bytes"] == 1
 
@@ -171,17 +208,67 @@ BAD_INPUTS = [
     ("fractional params", ["weights", "--params", "7.5", "--bits", "16"], "whole"),
     ("zero bits", ["weights", "--params", "7e9", "--bits", "0"], "positive"),
     ("negative bits", ["weights", "--params", "7e9", "--bits", "-4"], "positive"),
-    ("negative reserve", ["weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "-1"], "negative"),
+    (
+        "negative reserve",
+        ["weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "-1"],
+        "negative",
+    ),
     ("missing option", ["weights", "--bits", "16"], "--params"),
     ("unknown option", ["weights", "--params", "7e9", "--bits", "16", "--foo"], "--foo"),
     ("unknown lang", ["weights", "--params", "7e9", "--bits", "16", "--lang", "fr"], "fr"),
-    ("zero layers", ["kv-cache", "--layers", "0", "--kv-heads", "8", "--head-dim", "128",
-                     "--tokens", "8192", "--bytes-per-value", "2"], "positive"),
-    ("nan bytes per value", ["kv-cache", "--layers", "32", "--kv-heads", "8", "--head-dim", "128",
-                             "--tokens", "8192", "--bytes-per-value", "nan"], "number"),
-    ("static smaller than tokens", ["kv-cache", "--layers", "32", "--kv-heads", "8", "--head-dim",
-                                    "128", "--tokens", "8192", "--bytes-per-value", "2",
-                                    "--static-max-tokens", "10"], "static"),
+    (
+        "zero layers",
+        [
+            "kv-cache",
+            "--layers",
+            "0",
+            "--kv-heads",
+            "8",
+            "--head-dim",
+            "128",
+            "--tokens",
+            "8192",
+            "--bytes-per-value",
+            "2",
+        ],
+        "positive",
+    ),
+    (
+        "nan bytes per value",
+        [
+            "kv-cache",
+            "--layers",
+            "32",
+            "--kv-heads",
+            "8",
+            "--head-dim",
+            "128",
+            "--tokens",
+            "8192",
+            "--bytes-per-value",
+            "nan",
+        ],
+        "number",
+    ),
+    (
+        "static smaller than tokens",
+        [
+            "kv-cache",
+            "--layers",
+            "32",
+            "--kv-heads",
+            "8",
+            "--head-dim",
+            "128",
+            "--tokens",
+            "8192",
+            "--bytes-per-value",
+            "2",
+            "--static-max-tokens",
+            "10",
+        ],
+        "static",
+    ),
     ("non-byte unit", ["convert", "5 meter", "GiB"], "meter"),
     ("unknown unit", ["convert", "5 foo", "GiB"], "foo"),
     ("non-byte target", ["convert", "5 GB", "percent"], "percent"),
@@ -207,13 +294,17 @@ def test_bad_input_is_one_line_and_exit_2(name: str, args: list[str], needle: st
 def test_console_script_and_module_entry_points() -> None:
     module = subprocess.run(
         [sys.executable, "-m", "iteragpu", "weights", "--params", "7e9", "--bits", "16", "--json"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert module.returncode == 0
     assert json.loads(module.stdout)["weights_bytes"] == 14_000_000_000
     bad = subprocess.run(
         [sys.executable, "-m", "iteragpu", "convert", "5 meter", "GiB"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
@@ -231,8 +322,10 @@ def test_fast_paths_import_neither_torch_nor_pint() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
-    code_help = code.replace("['weights', '--params', '7e9', '--bits', '16']", "['--help']").replace(
-        "('torch', 'pint')", "('torch', 'pint', 'babel')"
+    code_help = code.replace(
+        "['weights', '--params', '7e9', '--bits', '16']", "['--help']"
+    ).replace("('torch', 'pint')", "('torch', 'pint', 'babel')")
+    out = subprocess.run(
+        [sys.executable, "-c", code_help], capture_output=True, text=True, check=True
     )
-    out = subprocess.run([sys.executable, "-c", code_help], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"

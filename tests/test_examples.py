@@ -15,17 +15,52 @@ GIB = 2**30
 STATED = [
     ("units-gb-gib.gb_bytes", "1,000,000,000", "1.000.000.000", 10**9),
     ("units-gb-gib.gib_bytes", "1,073,741,824", "1.073.741.824", 2**30),
-    ("weights-7b-16bit-reserve-4gib.weights_bytes", "14,000,000,000", "14.000.000.000", 7 * 10**9 * 2),
+    (
+        "weights-7b-16bit-reserve-4gib.weights_bytes",
+        "14,000,000,000",
+        "14.000.000.000",
+        7 * 10**9 * 2,
+    ),
     ("weights-7b-16bit-reserve-4gib.weights_gb", "14", "14", Fraction(7 * 10**9 * 2, 10**9)),
     ("weights-7b-16bit-reserve-4gib.weights_gib", "13.04", "13,04", Fraction(7 * 10**9 * 2, GIB)),
-    ("weights-7b-16bit-reserve-4gib.total_gib", "17.04", "17,04", Fraction(14 * 10**9 + 4 * GIB, GIB)),
-    ("weights-7b-16bit-reserve-6gib.total_gib", "19.04", "19,04", Fraction(14 * 10**9 + 6 * GIB, GIB)),
-    ("weights-7b-8bit-reserve-6gib.total_gib", "12.52", "12,52", Fraction(7 * 10**9 + 6 * GIB, GIB)),
-    ("weights-7b-4bit-reserve-6gib.weights_bytes", "3,500,000,000", "3.500.000.000", 7 * 10**9 // 2),
+    (
+        "weights-7b-16bit-reserve-4gib.total_gib",
+        "17.04",
+        "17,04",
+        Fraction(14 * 10**9 + 4 * GIB, GIB),
+    ),
+    (
+        "weights-7b-16bit-reserve-6gib.total_gib",
+        "19.04",
+        "19,04",
+        Fraction(14 * 10**9 + 6 * GIB, GIB),
+    ),
+    (
+        "weights-7b-8bit-reserve-6gib.total_gib",
+        "12.52",
+        "12,52",
+        Fraction(7 * 10**9 + 6 * GIB, GIB),
+    ),
+    (
+        "weights-7b-4bit-reserve-6gib.weights_bytes",
+        "3,500,000,000",
+        "3.500.000.000",
+        7 * 10**9 // 2,
+    ),
     ("weights-7b-4bit-reserve-6gib.total_gib", "9.26", "9,26", Fraction(35 * 10**8 + 6 * GIB, GIB)),
-    ("kv-cache-1-sequence.kv_cache_bytes", "1,073,741,824", "1.073.741.824", 2 * 32 * 8 * 128 * 8192 * 2),
+    (
+        "kv-cache-1-sequence.kv_cache_bytes",
+        "1,073,741,824",
+        "1.073.741.824",
+        2 * 32 * 8 * 128 * 8192 * 2,
+    ),
     ("kv-cache-1-sequence.kv_cache_gib", "1", "1", 1),
-    ("kv-cache-4-sequences.kv_cache_bytes", "4,294,967,296", "4.294.967.296", 4 * 2 * 32 * 8 * 128 * 8192 * 2),
+    (
+        "kv-cache-4-sequences.kv_cache_bytes",
+        "4,294,967,296",
+        "4.294.967.296",
+        4 * 2 * 32 * 8 * 128 * 8192 * 2,
+    ),
     ("kv-cache-4-sequences.kv_cache_gib", "4", "4", 4),
     ("convert-24e9-bytes.gib", "22.35", "22,35", Fraction(24 * 10**9, GIB)),
     ("two-peaks.allocated_peak_gib", "8", "8", 8),
@@ -51,7 +86,9 @@ def test_figure_is_exact_and_stated_as_the_guides_state_it(reference, ko, id_, e
 
 def test_two_peaks_difference_is_observed_at_no_instant() -> None:
     example = registry()["two-peaks"]
-    differences = {example.figure(k).value for k in ("instant_a_difference_gib", "instant_b_difference_gib")}
+    differences = {
+        example.figure(k).value for k in ("instant_a_difference_gib", "instant_b_difference_gib")
+    }
     assert example.figure("difference_of_peaks_gib").value not in differences
 
 
@@ -73,7 +110,12 @@ def test_keys_name_their_unit() -> None:
     for example in registry().values():
         for f in example.figures:
             if f.unit in suffix:
-                assert f.key.endswith(suffix[f.unit]) or f.key in {"bytes", "gib", "bytes_per_parameter", "bytes_per_value"}, (example.id, f.key)
+                assert f.key.endswith(suffix[f.unit]) or f.key in {
+                    "bytes",
+                    "gib",
+                    "bytes_per_parameter",
+                    "bytes_per_value",
+                }, (example.id, f.key)
 
 
 def test_registry_lists_every_worked_example_of_the_guides() -> None:

@@ -78,7 +78,7 @@ def _mutants(path: Path, want_literal: bool):
         ]
         start, end = spans[occurrence]
         mutated_line = line[:start] + _mutate_digit(token.text) + line[end:]
-        mutated = "".join(lines[: token.line - 1] + [mutated_line] + lines[token.line :])
+        mutated = "".join([*lines[: token.line - 1], mutated_line, *lines[token.line :]])
         yield f"{path.name}:{token.line} {token.text} ({ledger[index]})", mutated
 
 
@@ -108,7 +108,7 @@ def test_failure_names_file_line_found_and_expected() -> None:
     text = path.read_text("utf-8").replace("17.04 GiB", "17.40 GiB", 1)
     failures = check_page(_doc(path, text)).failures
     assert len(failures) == 1
-    line = next(i for i, l in enumerate(text.splitlines(), 1) if "17.40 GiB" in l)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "17.40 GiB" in row)
     assert f"measurement.md:{line}: number '17.40'" in failures[0]
     assert "expected '17.04'" in failures[0]
 
@@ -144,7 +144,9 @@ def test_wrong_locale_format_fails() -> None:
         ("CONVERT_EXAMPLE_BYTES", 25_000_000_000, "sizing.md"),
     ],
 )
-def test_changing_a_registry_input_fails_the_dependent_pages(monkeypatch, field, value, page) -> None:
+def test_changing_a_registry_input_fails_the_dependent_pages(
+    monkeypatch, field, value, page
+) -> None:
     monkeypatch.setattr(examples, field, value)
     examples.registry.cache_clear()
     try:

@@ -7,21 +7,21 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from fractions import Fraction
 from typing import Annotated, Any, NoReturn
 
+import click
 import typer
 from typer.core import TyperGroup
 
 from iteragpu import __version__
-from iteragpu.parsing import InputError, parse_count, parse_non_negative, parse_positive
 
 EXIT_OK = 0
 EXIT_INVALID_INPUT = 2
 
 
-class Lang(str, Enum):
+class Lang(StrEnum):
     ko = "ko"
     id = "id"
 
@@ -29,12 +29,18 @@ class Lang(str, Enum):
 class OneLineErrors(TyperGroup):
     """Report usage errors as one line on stderr instead of a usage block or a traceback."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
-            result = super().main(*args, standalone_mode=False, **kwargs)
-        except typer.TyperException as error:
-            _fail(error.format_message(), getattr(error, "exit_code", EXIT_INVALID_INPUT))
-        except typer.Abort:
+            result = super().main(args, prog_name, standalone_mode=False, **extra)
+        except click.ClickException as error:
+            _fail(error.format_message(), error.exit_code)
+        except click.exceptions.Abort:
             _fail("aborted", 1)
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else EXIT_OK)
@@ -68,7 +74,9 @@ examples_app = typer.Typer(
 app.add_typer(examples_app, name="examples")
 
 LangOption = Annotated[Lang, typer.Option("--lang", help="Language of the results: ko or id.")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object instead of a table.")
+]
 
 
 def _version(value: bool) -> None:
@@ -81,7 +89,9 @@ def _version(value: bool) -> None:
 def main_callback(
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
     ] = False,
 ) -> None:
     """Exact GPU memory arithmetic."""
@@ -100,7 +110,9 @@ def _json_bytes(value: Fraction) -> int | str:
 
 @app.command(epilog=EPILOG)
 def weights(
-    params: Annotated[str, typer.Option("--params", help="Parameter count: 7e9, 7000000000 or 7B.")],
+    params: Annotated[
+        str, typer.Option("--params", help="Parameter count: 7e9, 7000000000 or 7B.")
+    ],
     bits: Annotated[str, typer.Option("--bits", help="Bits per stored value, e.g. 16, 8, 4.")],
     reserve_gib: Annotated[
         str, typer.Option("--reserve-gib", help="Reserve added to the weights, in GiB.")
@@ -109,6 +121,8 @@ def weights(
     as_json: JsonOption = False,
 ) -> None:
     """Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB."""
+    from iteragpu.parsing import InputError, parse_count, parse_non_negative, parse_positive
+
     try:
         parameters = parse_count(params, "--params")
         bits_value = parse_positive(bits, "--bits")
@@ -151,6 +165,7 @@ def kv_cache(
 ) -> None:
     """KV cache: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes x sequences."""
     from iteragpu.kv_cache import KVCacheSpec
+    from iteragpu.parsing import InputError, parse_count, parse_positive
     from iteragpu.reports import kv_json, kv_text
 
     try:
@@ -176,8 +191,12 @@ def kv_cache(
 
 @app.command(epilog=EPILOG)
 def convert(
-    quantity: Annotated[str, typer.Argument(help="A byte quantity: '24e9 B', '80 GB', '143771 MiB'.")],
-    unit: Annotated[str, typer.Argument(help="Target unit: B, kB, MB, GB, KiB, MiB, GiB, Gb (bits)...")],
+    quantity: Annotated[
+        str, typer.Argument(help="A byte quantity: '24e9 B', '80 GB', '143771 MiB'.")
+    ],
+    unit: Annotated[
+        str, typer.Argument(help="Target unit: B, kB, MB, GB, KiB, MiB, GiB, Gb (bits)...")
+    ],
     decimals: Annotated[
         int, typer.Option("--decimals", min=0, max=30, help="Decimals shown in the table.")
     ] = 2,
@@ -196,7 +215,9 @@ def convert(
     if as_json:
         _emit_json(convert_json(byte_count, per_unit, unit.strip()))
     else:
-        print(convert_text(quantity.strip(), byte_count, per_unit, unit.strip(), decimals, lang.value))
+        print(
+            convert_text(quantity.strip(), byte_count, per_unit, unit.strip(), decimals, lang.value)
+        )
 
 
 @examples_app.command("list")

@@ -118,7 +118,15 @@ def _weights(bits: int, reserve_gib: int, where: str) -> WorkedExample:
 
 
 def _kv_cache(sequences: int) -> WorkedExample:
-    spec = KVCacheSpec(sequences=sequences, **{**KV_EXAMPLE, "bytes_per_value": Fraction(2)})
+    kv = KV_EXAMPLE
+    spec = KVCacheSpec(
+        layers=kv["layers"],
+        kv_heads=kv["kv_heads"],
+        head_dim=kv["head_dim"],
+        tokens=kv["tokens"],
+        bytes_per_value=Fraction(kv["bytes_per_value"]),
+        sequences=sequences,
+    )
     label = {"ko": f"시퀀스 {sequences}개", "id": f"{sequences} sekuens"}
     return WorkedExample(
         id=f"kv-cache-{sequences}-sequence" + ("s" if sequences > 1 else ""),
@@ -153,8 +161,12 @@ def _convert_24e9() -> WorkedExample:
 
 def _two_peaks() -> WorkedExample:
     instants = TWO_PEAKS_GIB
-    report = two_peaks([(from_unit(a, "GiB").numerator, from_unit(r, "GiB").numerator)
-                        for a, r in instants.values()])
+    report = two_peaks(
+        [
+            (from_unit(a, "GiB").numerator, from_unit(r, "GiB").numerator)
+            for a, r in instants.values()
+        ]
+    )
     figures = []
     for name, (allocated, reserved) in instants.items():
         figures += [

@@ -195,7 +195,7 @@ def check_page(doc: PageDoc) -> PageReport:
         except ValueError as error:
             report.failures.append(f"{where}: literal {name!r}: {error}")
     used_literals: set[str] = set()
-    resolved: list[tuple[Token, Figure | None]] = []
+    resolved: list[tuple[Token, Figure]] = []
     for index, token in enumerate(tokens):
         position = f"{where}:{token.line}: number {token.text!r} ({token.context!r})"
         if index >= len(ledger):
@@ -214,7 +214,8 @@ def check_page(doc: PageDoc) -> PageReport:
                 report.failures.append(f"{position}: expected {expected!r} ({reference})")
             elif token.unit in BYTE_UNITS:
                 report.failures.append(
-                    f"{position}: a {token.unit} figure must come from the registry, not {reference}"
+                    f"{position}: a {token.unit} figure must come from the registry, "
+                    f"not {reference}"
                 )
             else:
                 report.declared += 1
@@ -246,20 +247,24 @@ def pint_failures(doc: PageDoc, resolved: Sequence[tuple[Token, Figure]]) -> lis
     """Byte figures converted by pint: each against its exact bytes, and pairs on one line."""
     from babel.numbers import parse_decimal
 
-    from iteragpu.quantity import _registry
+    from iteragpu.quantity import pint_registry
 
-    ureg = _registry()
+    ureg = pint_registry()
     failures = []
     stated: list[tuple[Token, Fraction, Fraction]] = []  # token, bytes per pint, tolerance
     for token, fig in resolved:
         exact = fig.exact_bytes
         if token.unit not in BYTE_UNITS or exact is None:
             continue
-        number = Fraction(parse_decimal(token.text, locale=doc.lang, strict=True)) * token.multiplier
+        number = (
+            Fraction(parse_decimal(token.text, locale=doc.lang, strict=True)) * token.multiplier
+        )
         unit_bytes = Fraction(ureg.Quantity(1, BYTE_UNITS[token.unit]).to("byte").magnitude)
-        decimals = len(token.text.rpartition("," if doc.lang == "id" else ".")[2]) if (
-            ("," if doc.lang == "id" else ".") in token.text
-        ) else 0
+        decimals = (
+            len(token.text.rpartition("," if doc.lang == "id" else ".")[2])
+            if (("," if doc.lang == "id" else ".") in token.text)
+            else 0
+        )
         tolerance = unit_bytes * token.multiplier / (2 * 10**decimals)
         as_bytes = number * unit_bytes
         stated.append((token, as_bytes, tolerance))
@@ -333,7 +338,11 @@ def parity_failures(ko: PageDoc, id_: PageDoc) -> list[str]:
 def check_tree(docs: Path) -> tuple[list[PageReport], list[str]]:
     reports, failures = [], []
     names = sorted(
-        {p.relative_to(docs / lang).as_posix() for lang in LANGS for p in (docs / lang).rglob("*.md")}
+        {
+            p.relative_to(docs / lang).as_posix()
+            for lang in LANGS
+            for p in (docs / lang).rglob("*.md")
+        }
     )
     for name in names:
         pages = {}
@@ -389,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     width = max(len(str(r.path)) for r in reports)
     print(f"{'page':<{width}}  verified  declared  failed")
     for r in reports:
-        print(f"{str(r.path):<{width}}  {r.verified:>8}  {r.declared:>8}  {len(r.failures):>6}")
+        print(f"{r.path!s:<{width}}  {r.verified:>8}  {r.declared:>8}  {len(r.failures):>6}")
         failures += r.failures
     total_verified = sum(r.verified for r in reports)
     total_declared = sum(r.declared for r in reports)

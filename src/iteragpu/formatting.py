@@ -1,4 +1,4 @@
-"""Locale-aware rendering of figures with Babel (`ko`: 13.04, 1,073,741,824; `id`: 13,04, 1.073.741.824)."""
+"""Locale-aware figures with Babel: `ko` 13.04 and 1,073,741,824; `id` 13,04 and 1.073.741.824."""
 
 from __future__ import annotations
 

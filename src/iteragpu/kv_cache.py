@@ -38,16 +38,14 @@ class KVCacheSpec:
             raise ValueError(f"bytes per value must be positive, got {self.bytes_per_value}")
         if self.static_max_tokens is not None and self.static_max_tokens < self.tokens:
             raise ValueError(
-                f"a static cache of {self.static_max_tokens} tokens cannot hold {self.tokens} tokens"
+                f"a static cache of {self.static_max_tokens} tokens "
+                f"cannot hold {self.tokens} tokens"
             )
 
     @property
     def tokens_kept(self) -> int:
         """Tokens whose K and V are held per sequence."""
-        if self.static_max_tokens is not None:
-            kept = self.static_max_tokens
-        else:
-            kept = self.tokens
+        kept = self.tokens if self.static_max_tokens is None else self.static_max_tokens
         return kept if self.window is None else min(kept, self.window)
 
     @property
@@ -86,5 +84,7 @@ def kv_cache_bytes(
     >>> kv_cache_bytes(32, 8, 128, 8192, 2)
     Fraction(1073741824, 1)
     """
-    spec = KVCacheSpec(layers, kv_heads, head_dim, tokens, Fraction(bytes_per_value), sequences, window)
+    spec = KVCacheSpec(
+        layers, kv_heads, head_dim, tokens, Fraction(bytes_per_value), sequences, window
+    )
     return spec.kv_cache_bytes

@@ -7,7 +7,7 @@ Functions for the site and the noxfile:
 - `build_notebooks(out_dir)` writes iteragpu_lab.ko.ipynb and iteragpu_lab.id.ipynb;
 - `build_archive(out_dir, source_date_epoch=...)` writes iteragpu-lab-v1.zip and its .sha256;
 - `build_downloads(out_dir, source_date_epoch=...)` writes the archive and every file the site
-  publishes individually next to it, and returns them by key.
+  publishes individually next to it, and returns {file name: path}.
 
 The archive is reproducible in the way pypa/wheel builds wheels: sorted members, one fixed
 timestamp (SOURCE_DATE_EPOCH, else a constant), normalised modes, ZIP_DEFLATED at a fixed level.
@@ -197,30 +197,41 @@ def build_archive(out_dir: Path, *, source_date_epoch: int | None = None) -> Pat
     return path
 
 
-def build_downloads(out_dir: Path, *, source_date_epoch: int | None = None) -> dict[str, Path]:
-    """The archive plus each file the site publishes individually next to it.
+def download_names() -> list[str]:
+    """File names the site publishes, in order: archive, checksum, script, notebooks,
+    READMEs, licence."""
+    return [
+        ARCHIVE_NAME,
+        f"{ARCHIVE_NAME}.sha256",
+        SCRIPT.name,
+        *(notebook_name(lang) for lang in LANGUAGES),
+        *(f"README.{lang}.md" for lang in LANGUAGES),
+        "LICENSE",
+    ]
 
-    Keys: archive, archive_sha256, script, notebook_ko, notebook_id, readme_ko, readme_id,
-    license.
+
+def build_downloads(out_dir: Path, *, source_date_epoch: int | None = None) -> dict[str, Path]:
+    """Write the archive and each file the site publishes individually next to it.
+
+    Returns {published file name: path}, keys as in download_names(): iteragpu-lab-v1.zip,
+    iteragpu-lab-v1.zip.sha256, mesure_memoire.py, iteragpu_lab.ko.ipynb,
+    iteragpu_lab.id.ipynb, README.ko.md, README.id.md, LICENSE. Every file is byte-identical
+    to the archive's member of the same name.
     """
     out_dir = Path(out_dir)
     archive = build_archive(out_dir, source_date_epoch=source_date_epoch)
-    notebooks = build_notebooks(out_dir)
-    files = {
-        "archive": archive,
-        "archive_sha256": out_dir / f"{ARCHIVE_NAME}.sha256",
-        "script": out_dir / SCRIPT.name,
-        "notebook_ko": notebooks["ko"],
-        "notebook_id": notebooks["id"],
-        "readme_ko": out_dir / "README.ko.md",
-        "readme_id": out_dir / "README.id.md",
-        "license": out_dir / "LICENSE",
+    files: dict[str, Path] = {
+        ARCHIVE_NAME: archive,
+        f"{ARCHIVE_NAME}.sha256": out_dir / f"{ARCHIVE_NAME}.sha256",
     }
-    files["script"].write_bytes(SCRIPT.read_bytes())
-    for lang in LANGUAGES:
-        files[f"readme_{lang}"].write_bytes((LAB_DIR / f"README.{lang}.md").read_bytes())
-    files["license"].write_bytes(license_path().read_bytes())
-    return files
+    files.update({notebook_name(lang): path for lang, path in build_notebooks(out_dir).items()})
+    copies = {SCRIPT.name: SCRIPT, "LICENSE": license_path()}
+    copies.update({f"README.{lang}.md": LAB_DIR / f"README.{lang}.md" for lang in LANGUAGES})
+    for name, source in copies.items():
+        target = out_dir / name
+        target.write_bytes(source.read_bytes())
+        files[name] = target
+    return {name: files[name] for name in download_names()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -243,14 +254,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.archive_only:
-            paths = {"archive": build_archive(args.out, source_date_epoch=args.source_date_epoch)}
+            archive = build_archive(args.out, source_date_epoch=args.source_date_epoch)
+            paths = {ARCHIVE_NAME: archive}
         else:
             paths = build_downloads(args.out, source_date_epoch=args.source_date_epoch)
     except (OSError, ValueError, ImportError) as exc:
         print(f"lab_archive: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    for key, path in paths.items():
-        print(f"{key}: {path}")
+    for path in paths.values():
+        print(path)
     return 0
 
 

@@ -24,9 +24,10 @@ MESSAGES: Final[dict[str, dict[str, str]]] = {
         "id": "Tidak dihitung: aktivasi, gradien, status optimizer, cache KV, memori kerja.",
     },
     "quantization_not_counted": {
-        "ko": "이론적 균일 나눗셈입니다. 양자화 스케일과 다른 정밀도로 유지되는 모듈은 포함하지 않습니다.",
-        "id": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan pada presisi lain "
-        "tidak dihitung.",
+        "ko": "이론적 균일 나눗셈입니다. "
+        "양자화 스케일과 다른 정밀도로 유지되는 모듈은 포함하지 않습니다.",
+        "id": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
+        "pada presisi lain tidak dihitung.",
     },
     "reserve_not_proof": {
         "ko": "여유분은 가정입니다. 부하가 이 범위에 들어간다는 증명이 아닙니다.",

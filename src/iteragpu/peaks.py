@@ -53,8 +53,10 @@ def two_peaks(readings: Sequence[tuple[int, int]]) -> PeaksReport:
 
     >>> GiB = 2**30
     >>> report = two_peaks([(8 * GiB, 10 * GiB), (6 * GiB, 12 * GiB)])
-    >>> report.difference_of_peaks_bytes // GiB, [d // GiB for d in report.differences_at_instants_bytes]
-    (4, [2, 6])
+    >>> report.difference_of_peaks_bytes // GiB
+    4
+    >>> [d // GiB for d in report.differences_at_instants_bytes]
+    [2, 6]
     >>> report.difference_of_peaks_observed
     False
     """

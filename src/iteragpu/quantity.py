@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from functools import cache
+from typing import Any
 
 from iteragpu.units import BYTES_PER_UNIT
 
@@ -48,7 +50,7 @@ def unit_bytes(unit: str) -> Fraction:
 def _pint_unit_bytes(unit: str) -> Fraction:
     import pint
 
-    registry = _registry()
+    registry = pint_registry()
     try:
         parsed = registry.Unit(unit)
     except (pint.errors.UndefinedUnitError, AttributeError, ValueError, SyntaxError, TypeError):
@@ -61,16 +63,12 @@ def _pint_unit_bytes(unit: str) -> Fraction:
     return Fraction(factor).limit_denominator(8)
 
 
-_REGISTRY = None
+@cache
+def pint_registry() -> Any:
+    """pint's registry, built once and only when a unit name is not one of ours."""
+    import pint
 
-
-def _registry():  # type: ignore[no-untyped-def]
-    global _REGISTRY
-    if _REGISTRY is None:
-        import pint
-
-        _REGISTRY = pint.UnitRegistry()
-    return _REGISTRY
+    return pint.UnitRegistry()
 
 
 def parse_bytes(text: str) -> Fraction:

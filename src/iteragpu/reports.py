@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from iteragpu.examples import Figure, WorkedExample, registry
 from iteragpu.formatting import format_number
 from iteragpu.kv_cache import KVCacheSpec
 from iteragpu.messages import message
 from iteragpu.table import render_table
-from iteragpu.units import exact_decimal_text, gb, gib, to_unit
+from iteragpu.units import exact_decimal_text, gb, gib
 from iteragpu.weights import WeightsEstimate
+
+if TYPE_CHECKING:
+    from iteragpu.examples import Figure, WorkedExample
 
 DISPLAY_DECIMALS = 2
 
@@ -64,7 +66,9 @@ def weights_text(e: WeightsEstimate, lang: str) -> str:
     notes = [message("weights_not_counted", lang), message("reserve_not_proof", lang)]
     if e.quantization_not_counted:
         notes.insert(0, message("quantization_not_counted", lang))
-    table = render_table([message("figure", lang), message("bytes_header", lang), "GB", "GiB"], rows)
+    table = render_table(
+        [message("figure", lang), message("bytes_header", lang), "GB", "GiB"], rows
+    )
     return "\n".join([title, "", table, "", *notes])
 
 
@@ -102,7 +106,9 @@ def kv_text(spec: KVCacheSpec, lang: str) -> str:
         format_number(gb(spec.kv_cache_bytes), DISPLAY_DECIMALS, lang),
         format_number(spec.kv_cache_gib, DISPLAY_DECIMALS, lang),
     ]
-    table = render_table([message("figure", lang), message("bytes_header", lang), "GB", "GiB"], [row])
+    table = render_table(
+        [message("figure", lang), message("bytes_header", lang), "GB", "GiB"], [row]
+    )
     return "\n".join([title, "", table, "", message("kv_not_counted", lang)])
 
 
@@ -131,16 +137,22 @@ def convert_text(
 
 
 def examples_list_json() -> dict[str, Any]:
+    from iteragpu.examples import registry
+
     return {
-        "examples": [
-            {"id": e.id, "title": e.title, "where": e.where} for e in registry().values()
-        ]
+        "examples": [{"id": e.id, "title": e.title, "where": e.where} for e in registry().values()]
     }
 
 
 def examples_list_text(lang: str) -> str:
+    from iteragpu.examples import registry
+
     rows = [[e.id, e.title[lang], e.where] for e in registry().values()]
-    headers = [message("examples_id", lang), message("examples_title", lang), message("examples_where", lang)]
+    headers = [
+        message("examples_id", lang),
+        message("examples_title", lang),
+        message("examples_where", lang),
+    ]
     return render_table(headers, rows, left_columns=3)
 
 

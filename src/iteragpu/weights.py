@@ -55,7 +55,9 @@ class WeightsEstimate:
         return self.bits < QUANTIZED_BELOW_BITS
 
 
-def estimate_weights(parameters: int, bits: int | Fraction, reserve_gib: int | Fraction = 0) -> WeightsEstimate:
+def estimate_weights(
+    parameters: int, bits: int | Fraction, reserve_gib: int | Fraction = 0
+) -> WeightsEstimate:
     """Weights only and rough range for a dense model.
 
     >>> e = estimate_weights(7_000_000_000, 16, reserve_gib=4)
@@ -65,6 +67,5 @@ def estimate_weights(parameters: int, bits: int | Fraction, reserve_gib: int | F
     reserve = Fraction(reserve_gib)
     if reserve < 0:
         raise ValueError(f"reserve cannot be negative, got {reserve}")
-    estimate = WeightsEstimate(parameters=parameters, bits=Fraction(bits), reserve_gib=reserve)
-    estimate.weights_bytes  # validates parameters and bits through the shared formula
-    return estimate
+    dense_weight_bytes(parameters, bits)  # validates parameters and bits, one-line ValueError
+    return WeightsEstimate(parameters=parameters, bits=Fraction(bits), reserve_gib=reserve)

@@ -10,7 +10,6 @@ import jsonschema
 import pytest
 from lab_support import (
     FakeCounterSource,
-    FakeOutOfMemoryError,
     FakeWorkload,
     fake_factory,
     load_schema,
@@ -140,9 +139,7 @@ def test_unread_counter_is_null_not_zero() -> None:
     for record in phases:
         assert record["peak_reserved_bytes"] is None
         assert record["peak_allocated_bytes"] is not None
-        assert record["read_errors"] == {
-            "peak_reserved_bytes": "RuntimeError: counter unavailable"
-        }
+        assert record["read_errors"] == {"peak_reserved_bytes": "RuntimeError: counter unavailable"}
         assert record["status"] == "ok"
     assert outcome["status"] == "ok" and outcome["complete_readings"] is False
 

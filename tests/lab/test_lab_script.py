@@ -172,7 +172,9 @@ def test_measure_without_torch_exits_2_and_writes_nothing(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("as_json", [False, True])
 def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool) -> None:
-    done = run_script("environment", "--device", "cuda:0", *(["--json"] if as_json else []), cwd=tmp_path)
+    done = run_script(
+        "environment", "--device", "cuda:0", *(["--json"] if as_json else []), cwd=tmp_path
+    )
     assert done.returncode == 2
     assert no_traceback(done.stderr)
     assert len(done.stderr.splitlines()) == 1
@@ -340,8 +342,10 @@ def test_readmes_document_every_exit_code() -> None:
         text = (SCRIPT.parent / f"README.{lang}.md").read_text(encoding="utf-8")
         for code in (0, 1, 2, 3, 4, 5, 130):
             assert f"| {code} |" in text, (lang, code)
-        for command in ("estimate --parameters 7000000000 --bits 16 --reserve-gib 4",
-                        "environment --device cuda:0"):
+        for command in (
+            "estimate --parameters 7000000000 --bits 16 --reserve-gib 4",
+            "environment --device cuda:0",
+        ):
             assert f"python mesure_memoire.py {command}" in text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,47 @@ def test_real_workload_runs_under_the_protocol_on_cpu(torch) -> None:  # type: i
     assert outcome["status"] == "ok", outcome
     assert workload.output.shape == (2, 5, 8)
     assert len(phases) == 6
+
+
+def _notebook_code_cells() -> dict[str, str]:
+    """Code cells of the percent source by tag (no jupytext needed here)."""
+    text = Path(mm.__file__).with_name("iteragpu_lab.py").read_text("utf-8")
+    headers = re.findall(r"^# %%.*$", text, flags=re.M)
+    bodies = re.split(r"^# %%.*$", text, flags=re.M)[1:]
+    cells = {}
+    for header, body in zip(headers, bodies, strict=True):
+        match = re.search(r'tags=\["([^"]+)"\]', header)
+        if "[markdown]" not in header and match:
+            cells[match.group(1)] = body
+    return cells
+
+
+def test_notebook_protocol_runs_with_torch_on_cpu(torch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The notebook's duplicated protocol, on CPU with stubbed torch.cuda counters."""
+    cells = _notebook_code_cells()
+    namespace: dict[str, object] = {}
+    for tag in ("setup", "functions", "protocol", "parameters"):
+        exec(compile(cells[tag], f"<notebook {tag}>", "exec"), namespace)
+    counters = {"memory_allocated": 1, "memory_reserved": 2}
+    counters |= {"max_memory_allocated": 3, "max_memory_reserved": 4}
+    for name, value in counters.items():
+        monkeypatch.setattr(torch.cuda, name, lambda device, value=value: value)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device: None)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device: None)
+    run = namespace["run_measurement"]
+    phases = run("cpu", 1, 16, 64, "float32", 1, 2)  # type: ignore[operator]
+    assert [p["phase"] for p in phases] == [
+        "model_load",
+        "inputs",
+        "cold_forward",
+        "warmup",
+        "warm_forward",
+        "warm_forward",
+    ]
+    assert all(p["status"] == "ok" for p in phases), phases
+    predicted = namespace["predicted_parameter_bytes"](64, "float32")  # type: ignore[operator]
+    network = mm.predict_network(64, "float32", 1, 16)
+    assert predicted == (
+        network["predicted_parameter_bytes"],
+        network["predicted_parameter_bytes_rounded_512"],
+    )

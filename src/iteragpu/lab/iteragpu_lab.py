@@ -420,7 +420,8 @@ def run_measurement(device, batch, context, width, dtype, warmup, repeats):
     phases = []
     for name, action, repeat in plan:
         phases.append(measure_phase(name, dev, action, repeat))
-        print(f"{name} {repeat or ''}: {phases[-1]['status']}")
+        label = name if repeat is None else f"{name} {repeat}/{repeats}"
+        print(f"{label}: {phases[-1]['status']}")
         if phases[-1]["status"] != "ok":
             break
     return phases

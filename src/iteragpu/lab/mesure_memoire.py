@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import IO, Any, NoReturn, Protocol
@@ -555,11 +556,26 @@ def parse_device(text: str) -> int:
 
 
 def import_torch() -> tuple[Any, str | None]:
-    """(torch module or None, why it is missing)."""
-    try:
-        return importlib.import_module("torch"), None
-    except Exception as exc:  # ImportError, or OSError from a broken installation
-        return None, f"{type(exc).__name__}: {_describe_error(exc)}"
+    """(torch module or None, why it is missing).
+
+    Warnings raised while importing (e.g. NumPy missing) are kept in IMPORT_WARNINGS for the
+    environment report instead of being printed between the script's own lines.
+    """
+    module: Any = None
+    why: str | None = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            module = importlib.import_module("torch")
+        except Exception as exc:  # ImportError, or OSError from a broken installation
+            why = f"{type(exc).__name__}: {_describe_error(exc)}"
+    IMPORT_WARNINGS[:] = [
+        f"{w.category.__name__}: {_describe_error(Warning(w.message))}" for w in caught
+    ]
+    return module, why
+
+
+IMPORT_WARNINGS: list[str] = []
 
 
 def _driver_version() -> tuple[str | None, str | None]:
@@ -627,6 +643,7 @@ def collect_environment(
             "cuda_available": None,
             "device_count": None,
             "import_error": torch_error,
+            "import_warnings": list(IMPORT_WARNINGS),
         },
         "devices": [],
         "driver_version": None,
@@ -727,6 +744,7 @@ def format_environment_text(env: dict[str, Any]) -> str:
         f"requested {env['requested_device']}: "
         + ("can be measured" if env["requested_device_usable"] else "cannot be measured")
     )
+    lines += [f"torch import warning: {w}" for w in t["import_warnings"]]
     lines += [f"missing: {m}" for m in env["missing"]]
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,61 @@
+"""Start-up cost of the CLI, as a ratio to `python -c "import typer"` (goal: at most 1.2).
+
+Runs each command alternately, takes medians, prints the ratio. A benchmark, not a test:
+machines differ, so it reports and never fails on time.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+RUNS = 21
+GOAL_RATIO = 1.2
+
+
+def _seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    iteragpu = shutil.which("iteragpu") or sys.exit("iteragpu is not installed in this environment")
+    baseline = [sys.executable, "-c", "import typer"]
+    cases = {
+        "iteragpu weights --params 7e9 --bits 16 --reserve-gib 4": [
+            iteragpu,
+            "weights",
+            "--params",
+            "7e9",
+            "--bits",
+            "16",
+            "--reserve-gib",
+            "4",
+        ],
+        "iteragpu --help": [iteragpu, "--help"],
+    }
+    for command in [baseline, *cases.values()]:
+        _seconds(command)  # warm the file cache
+    base_times: list[float] = []
+    case_times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(RUNS):
+        base_times.append(_seconds(baseline))
+        for name, command in cases.items():
+            case_times[name].append(_seconds(command))
+    base = statistics.median(base_times)
+    print(f"baseline  python -c 'import typer'  median {base * 1000:.1f} ms  ({RUNS} runs)")
+    for name, times in case_times.items():
+        median = statistics.median(times)
+        ratio = median / base
+        verdict = "ok" if ratio <= GOAL_RATIO else "over goal"
+        print(f"{name:<58} median {median * 1000:.1f} ms  ratio {ratio:.2f}", end="  ")
+        print(f"goal <= {GOAL_RATIO}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

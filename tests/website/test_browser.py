@@ -1,0 +1,136 @@
+"""The site in headless Chromium (Debian's /usr/bin/chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("ITERAGPU_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():  # type: ignore[no-untyped-def]
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}: .ci/run installs Debian's chromium")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):  # type: ignore[no-untyped-def]
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
+    yield context.new_page()
+    context.close()
+
+
+def test_language_switcher_lands_on_the_indonesian_twin(page, base_url: str) -> None:
+    page.goto(f"{base_url}/ko/measurement/")
+    assert page.locator("html").get_attribute("lang") == "ko"
+    page.locator(".md-header__option .md-select").hover()
+    page.locator('a.md-select__link[hreflang="id"]').click()
+    page.wait_for_url(re.compile(r"/id/measurement/$"))
+    assert page.locator("html").get_attribute("lang") == "id"
+    assert page.locator("#two-peaks").count() == 1
+
+
+def _search(page, query: str) -> list[str]:  # type: ignore[no-untyped-def]
+    search = page.locator("input.md-search__input")
+    search.click()
+    results = page.locator(".md-search-result__item a")
+    # Material queries on keyboard events, and drops a query typed before its search worker has
+    # built the index: enter it, press a key as a reader would, and retry if needed.
+    for _ in range(5):
+        search.press("Control+a")
+        search.press("Backspace")
+        search.fill(query)
+        search.press("End")  # a real keystroke: Material queries on keyboard events
+        try:
+            results.first.wait_for(timeout=4_000)
+            break
+        except Exception:
+            continue
+    return [results.nth(i).get_attribute("href") or "" for i in range(results.count())]
+
+
+@pytest.mark.parametrize(
+    ("lang", "query", "expected_page"),
+    [
+        ("ko", "할당자", "measurement/"),
+        ("ko", "선호", "sizing/"),
+        ("id", "sinkronisasi", "measurement/"),
+        ("id", "preferensi", "sizing/"),
+    ],
+)
+def test_search_finds_the_right_page_in_each_language(
+    page, base_url: str, lang: str, query: str, expected_page: str
+) -> None:
+    page.goto(f"{base_url}/{lang}/")
+    hrefs = _search(page, query)
+    pages = list(dict.fromkeys(href.split("?")[0].split("#")[0] for href in hrefs))
+    assert pages and pages[0].endswith(f"/{lang}/{expected_page}"), pages
+    assert all(f"/{'id' if lang == 'ko' else 'ko'}/" not in href for href in hrefs)
+
+
+@pytest.mark.parametrize("lang", ["ko", "id"])
+def test_archive_download_matches_the_sha256_on_the_page(page, base_url: str, lang: str) -> None:
+    page.goto(f"{base_url}/{lang}/lab/")
+    shown = re.search(
+        r"\b[0-9a-f]{64}\b", page.locator("#downloads ~ *").all_inner_texts().__str__()
+    )
+    assert shown, "no SHA-256 shown under the downloads heading"
+    with page.expect_download() as download_info:
+        page.locator('a[href$="iteragpu-lab-v1.zip"]').first.click()
+    path = download_info.value.path()
+    assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == shown.group(0)
+
+
+@pytest.mark.parametrize("lang", ["ko", "id"])
+@pytest.mark.parametrize("guide", ["measurement", "sizing"])
+def test_screenshots_of_both_guides(page, base_url: str, lang: str, guide: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{base_url}/{lang}/{guide}/")
+    page.wait_for_load_state("networkidle")
+    target = SCREENSHOTS / f"{lang}-{guide}.png"
+    page.screenshot(path=str(target), full_page=False)
+    assert target.stat().st_size > 10_000
