@@ -220,6 +220,75 @@ def convert(
         )
 
 
+def _card_requirement_pairs(values: list[str] | None, option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values or []:
+        card_id, sep, requirement = value.partition(":")
+        if not sep or not card_id or not requirement:
+            _fail(f"{option} takes CARD:REQUIREMENT (e.g. rtx-4090:context), got {value!r}")
+        pairs.append((card_id, requirement))
+    return pairs
+
+
+@app.command(epilog=EPILOG)
+def shortlist(
+    need_gib: Annotated[str, typer.Option("--need-gib", help="Memory the load needs, in GiB.")],
+    days: Annotated[str, typer.Option("--days", help="Campaign length in days.")],
+    cards: Annotated[str, typer.Option("--cards", help="Cards per package.")] = "1",
+    margin_gib: Annotated[
+        str, typer.Option("--margin-gib", help="Margin an evidence run must leave, in GiB.")
+    ] = "0",
+    require: Annotated[
+        list[str] | None,
+        typer.Option("--require", help="Another requirement (context, software...); repeatable."),
+    ] = None,
+    confirmed: Annotated[
+        list[str] | None,
+        typer.Option("--confirmed", help="CARD:REQUIREMENT your evidence confirms; repeatable."),
+    ] = None,
+    failed: Annotated[
+        list[str] | None,
+        typer.Option("--failed", help="CARD:REQUIREMENT that failed; repeatable."),
+    ] = None,
+    evidence: Annotated[
+        list[str] | None,
+        typer.Option("--evidence", help="A lab `measure` result JSON on a card model; repeatable."),
+    ] = None,
+    lang: LangOption = Lang.ko,
+    as_json: JsonOption = False,
+) -> None:
+    """Rank the catalog's cards for a need: status per requirement, cost, nominal margin."""
+    from pathlib import Path
+
+    from iteragpu.evidence import EvidenceError, read_evidence
+    from iteragpu.parsing import InputError, parse_count, parse_non_negative, parse_positive
+    from iteragpu.reports import shortlist_json, shortlist_text
+    from iteragpu.shortlist import shortlist as rank_cards
+
+    try:
+        need = parse_positive(need_gib, "--need-gib")
+        day_count = parse_count(days, "--days")
+        card_count = parse_count(cards, "--cards")
+        margin = parse_non_negative(margin_gib, "--margin-gib")
+        runs = [read_evidence(Path(p)) for p in evidence or []]
+        candidates = rank_cards(
+            need,
+            day_count,
+            cards=card_count,
+            margin_gib=margin,
+            requirements=require or [],
+            confirmed=_card_requirement_pairs(confirmed, "--confirmed"),
+            failed=_card_requirement_pairs(failed, "--failed"),
+            evidence=runs,
+        )
+    except (InputError, EvidenceError, ValueError) as error:
+        _fail(str(error))
+    if as_json:
+        _emit_json(shortlist_json(candidates, need, day_count, card_count))
+    else:
+        print(shortlist_text(candidates, need, day_count, card_count, lang.value))
+
+
 @examples_app.command("list")
 def examples_list(lang: LangOption = Lang.ko, as_json: JsonOption = False) -> None:
     """List the worked examples of the guides."""

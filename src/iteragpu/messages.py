@@ -49,6 +49,69 @@ MESSAGES: Final[dict[str, dict[str, str]]] = {
     "examples_id": {"ko": "ID", "id": "ID"},
     "examples_title": {"ko": "예제", "id": "Contoh"},
     "examples_where": {"ko": "안내서 위치", "id": "Lokasi di panduan"},
+    "status_fit": {"ko": "적합", "id": "sesuai"},
+    "status_check_needed": {"ko": "확인 필요", "id": "perlu diverifikasi"},
+    "status_excluded": {"ko": "제외", "id": "gugur"},
+    "rank": {"ko": "순위", "id": "Peringkat"},
+    "card": {"ko": "카드", "id": "Kartu"},
+    "nominal_gb": {"ko": "공칭 (GB)", "id": "Nominal (GB)"},
+    "nominal_gib": {"ko": "공칭 (GiB)", "id": "Nominal (GiB)"},
+    "margin_gib": {"ko": "공칭 여유 (GiB)", "id": "Margin nominal (GiB)"},
+    "cost": {"ko": "비용 ({currency})", "id": "Biaya ({currency})"},
+    "overall": {"ko": "종합", "id": "Keseluruhan"},
+    "requirement_memory": {"ko": "메모리", "id": "memori"},
+    "requirement_package": {"ko": "요금제", "id": "paket"},
+    "shortlist_title": {
+        "ko": "필요량 {need_gib} GiB, 카드 {cards}장 × {days}일",
+        "id": "Kebutuhan {need_gib} GiB, {cards} kartu × {days} hari",
+    },
+    "reason_nominal_not_proof": {
+        "ko": "공칭 용량이 필요량보다 크지만 증거는 아닙니다: "
+        "실제 여유 메모리, 시스템·컨텍스트 할당, 소프트웨어를 확인하세요.",
+        "id": "Kapasitas nominal di atas kebutuhan bukan bukti: periksa memori bebas, alokasi "
+        "sistem dan konteks, serta perangkat lunak.",
+    },
+    "reason_nominal_below_need": {
+        "ko": "공칭 용량이 필요량보다 작습니다.",
+        "id": "Kapasitas nominal di bawah kebutuhan.",
+    },
+    "reason_nominal_unknown": {
+        "ko": "공칭 용량이 카탈로그에 없습니다.",
+        "id": "Kapasitas nominal tidak ada di katalog.",
+    },
+    "reason_evidence_fits": {
+        "ko": "측정 결과 {evidence}: "
+        "관측된 reserved 최고치와 여유분이 보고된 용량 안에 들어갑니다.",
+        "id": "Hasil pengukuran {evidence}: puncak reserved yang teramati ditambah margin muat "
+        "dalam kapasitas yang dilaporkan.",
+    },
+    "reason_evidence_margin_not_met": {
+        "ko": "측정 결과 {evidence}: "
+        "관측된 reserved 최고치와 여유분이 보고된 용량을 넘거나 읽히지 않았습니다.",
+        "id": "Hasil pengukuran {evidence}: puncak reserved yang teramati ditambah margin melebihi "
+        "kapasitas yang dilaporkan, atau tidak terbaca.",
+    },
+    "reason_evidence_out_of_memory": {
+        "ko": "측정 결과 {evidence}: 메모리 부족으로 실패했습니다.",
+        "id": "Hasil pengukuran {evidence}: gagal karena kehabisan memori.",
+    },
+    "reason_package_listed": {
+        "ko": "같은 기간과 카드 수의 요금제가 카탈로그에 있습니다.",
+        "id": "Paket dengan durasi dan jumlah kartu yang sama ada di katalog.",
+    },
+    "reason_package_missing": {
+        "ko": "같은 기간과 카드 수의 요금제가 카탈로그에 없습니다.",
+        "id": "Tidak ada paket dengan durasi dan jumlah kartu yang sama di katalog.",
+    },
+    "reason_no_evidence": {"ko": "증거 없음.", "id": "Belum ada bukti."},
+    "reason_user_confirmed": {"ko": "사용자가 확인함.", "id": "Dikonfirmasi pengguna."},
+    "reason_user_failed": {"ko": "사용자가 실패를 기록함.", "id": "Kegagalan dicatat pengguna."},
+    "price_not_speed": {
+        "ko": "가격은 속도 순위가 아닙니다. "
+        "공칭 여유는 프로세스가 실제로 쓸 수 있는 메모리가 아닙니다.",
+        "id": "Harga bukan peringkat kecepatan. Margin nominal bukan memori yang benar-benar "
+        "tersedia bagi proses.",
+    },
 }
 
 

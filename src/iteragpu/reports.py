@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from iteragpu.formatting import format_number
 from iteragpu.kv_cache import KVCacheSpec
-from iteragpu.messages import message
+from iteragpu.messages import MESSAGES, message
 from iteragpu.table import render_table
-from iteragpu.units import exact_decimal_text, gb, gib
+from iteragpu.units import exact_decimal_text, from_unit, gb, gib
 from iteragpu.weights import WeightsEstimate
 
 if TYPE_CHECKING:
     from iteragpu.examples import Figure, WorkedExample
+    from iteragpu.shortlist import Candidate
 
 DISPLAY_DECIMALS = 2
 
@@ -198,3 +202,98 @@ def example_text(e: WorkedExample, lang: str) -> str:
     ]
     table = render_table(headers, [_figure_row(f, lang) for f in e.figures])
     return f"{e.id}: {e.title[lang]}  [{e.where}]\n{table}"
+
+
+def _money(value: Decimal | None, lang: str) -> str:
+    return "" if value is None else format_number(Fraction(value), 2, lang)
+
+
+def shortlist_json(
+    candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int
+) -> dict[str, Any]:
+    need_bytes = from_unit(need_gib, "GiB")
+    return {
+        "need_gib": exact_decimal_text(need_gib),
+        "need_bytes": math.ceil(need_bytes),
+        "days": days,
+        "cards": cards,
+        "candidates": [
+            {
+                "rank": rank,
+                "card_id": c.card.id,
+                "name": c.card.name,
+                "nominal_memory_gb": c.card.nominal_memory_gb,
+                "nominal_memory_bytes": None
+                if c.card.nominal_memory_bytes is None
+                else int(c.card.nominal_memory_bytes),
+                "nominal_memory_gib": None if c.nominal_gib is None else float(c.nominal_gib),
+                "nominal_margin_gib": None
+                if c.nominal_margin_gib is None
+                else float(c.nominal_margin_gib),
+                "cost": None if c.cost is None else str(c.cost),
+                "currency": c.currency,
+                "package_days": None if c.package is None else c.package.days,
+                "package_cards": None if c.package is None else c.package.cards,
+                "price_source": None if c.package is None else c.package.source,
+                "status": str(c.status),
+                "requirements": [
+                    {"name": r.name, "status": str(r.status), "reason": r.reason, **r.detail}
+                    for r in c.requirements
+                ],
+            }
+            for rank, c in enumerate(candidates, 1)
+        ],
+    }
+
+
+def shortlist_text(
+    candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int, lang: str
+) -> str:
+    names = [r.name for r in candidates[0].requirements] if candidates else []
+    currencies = sorted({c.currency for c in candidates if c.currency}) or ["-"]
+    headers = [
+        message("rank", lang),
+        message("card", lang),
+        message("nominal_gb", lang),
+        message("nominal_gib", lang),
+        message("margin_gib", lang),
+        message("cost", lang, currency="/".join(currencies)),
+        *(_requirement_label(name, lang) for name in names),
+        message("overall", lang),
+    ]
+    rows = []
+    notes = []
+    for rank, c in enumerate(candidates, 1):
+        rows.append(
+            [
+                str(rank),
+                c.card.name,
+                "" if c.card.nominal_memory_gb is None else str(c.card.nominal_memory_gb),
+                "" if c.nominal_gib is None else format_number(c.nominal_gib, 2, lang),
+                ""
+                if c.nominal_margin_gib is None
+                else format_number(c.nominal_margin_gib, 2, lang),
+                _money(c.cost, lang),
+                *(message(f"status_{r.status}", lang) for r in c.requirements),
+                message(f"status_{c.status}", lang),
+            ]
+        )
+        for r in c.requirements:
+            notes.append(
+                f"{c.card.name} · {_requirement_label(r.name, lang)}: "
+                + message(f"reason_{r.reason}", lang, **r.detail)
+            )
+    title = message(
+        "shortlist_title",
+        lang,
+        need_gib=format_number(need_gib, 2, lang),
+        cards=format_number(cards, 0, lang),
+        days=format_number(days, 0, lang),
+    )
+    table = render_table(headers, rows, left_columns=2)
+    return "\n".join([title, "", table, "", *notes, "", message("price_not_speed", lang)])
+
+
+def _requirement_label(name: str, lang: str) -> str:
+    key = f"requirement_{name}"
+    return message(key, lang) if key in MESSAGES else name
