@@ -128,6 +128,17 @@ def test_kv_cache_table_with_window(lang: str, number: str) -> None:
     assert number in result.stdout
 
 
+@pytest.mark.parametrize("lang", ["ko", "id"])
+def test_huge_sizes_stay_exact_in_tables(lang: str) -> None:
+    result = invoke(
+        "kv-cache", "--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--tokens", "1e400",
+        "--bytes-per-value", "1", "--lang", lang,
+    )
+    assert result.exit_code == 0, result.output
+    exact = f"{2 * 10**400:,}"  # K and V: 2 x 10^400 bytes, grouped by Python, not Babel
+    assert (exact if lang == "ko" else exact.replace(",", ".")) in result.stdout
+
+
 def test_kv_cache_fractional_bytes_per_value_stays_exact() -> None:
     result = invoke(
         "kv-cache",

@@ -130,6 +130,8 @@ def test_registry_lists_every_worked_example_of_the_guides() -> None:
         "convert-24e9-bytes",
         "two-peaks",
         "shortlist-7b",
+        "card-rtx-4090",
+        "card-rtx-6000-ada",
     }
 
 

@@ -86,6 +86,10 @@ def test_round_half_up_is_within_half_a_unit(value: Fraction, decimals: int) -> 
     assert abs(rounded - value) <= Fraction(1, 2 * 10**decimals)
 
 
+def test_round_half_up_keeps_every_digit_of_huge_values() -> None:
+    assert str(units.round_half_up(Fraction(10**40 + 1), 0)) == str(10**40 + 1)
+
+
 def test_round_half_up_rounds_halves_away_from_zero() -> None:
     assert str(units.round_half_up(Fraction(1305, 100), 1)) == "13.1"
     assert str(units.round_half_up(Fraction(-1305, 100), 1)) == "-13.1"

@@ -223,6 +223,30 @@ def _shortlist_7b() -> WorkedExample:
     )
 
 
+def _card_sheet(card_id: str) -> WorkedExample:
+    """The figures of one GPU sheet, read from the catalog."""
+    card = catalog.card(card_id)
+    figures = []
+    if card.nominal_memory_gb is not None and card.nominal_memory_bytes is not None:
+        figures += [
+            _in("nominal_gb", card.nominal_memory_gb, "GB"),
+            _out("nominal_bytes", card.nominal_memory_bytes, "B"),
+            _out("nominal_gib", gib(card.nominal_memory_bytes), "GiB", 2),
+        ]
+    for number, package in enumerate(card.packages, 1):
+        figures += [
+            _in(f"package_{number}_cards", package.cards),
+            _in(f"package_{number}_days", package.days),
+            _in(f"package_{number}_price_usd", Fraction(package.price), "USD", 2),
+        ]
+    return WorkedExample(
+        id=f"card-{card_id}",
+        title={"ko": f"GPU 시트: {card.name}", "id": f"Lembar GPU: {card.name}"},
+        where=f"gpus/{card_id}.md",
+        figures=tuple(figures),
+    )
+
+
 _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _units_definitions,
     lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
@@ -239,8 +263,9 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
 
 @cache
 def registry() -> dict[str, WorkedExample]:
-    """Every worked example of the guides, by id, in the order the guides state them."""
+    """Every worked example of the guides, in the order they state them, then one per GPU sheet."""
     examples = [build() for build in _BUILDERS]
+    examples += [_card_sheet(card.id) for card in catalog.load_catalog()]
     return {example.id: example for example in examples}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import localcontext
 from fractions import Fraction
 from typing import Final, Literal
 
@@ -24,4 +25,8 @@ def format_number(value: int | Fraction, decimals: int, lang: str) -> str:
 
     rounded = round_half_up(Fraction(value), decimals)
     pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
-    return str(format_decimal(rounded, format=pattern, locale=lang, decimal_quantization=True))
+    # Babel quantizes in the current decimal context: give it room for every digit, so a
+    # 400-digit byte count is printed exactly instead of raising InvalidOperation.
+    with localcontext() as context:
+        context.prec = max(context.prec, len(rounded.as_tuple().digits) + decimals + 2)
+        return str(format_decimal(rounded, format=pattern, locale=lang, decimal_quantization=True))

@@ -86,7 +86,7 @@ def round_half_up(value: Fraction, decimals: int) -> Decimal:
     """
     scaled = abs(value) * 10**decimals
     whole = int(scaled + Fraction(1, 2))
-    rounded = Decimal(whole).scaleb(-decimals)
+    rounded = Decimal(f"{whole}E-{decimals}")  # exact: scaleb() would round to 28 digits
     return -rounded if value < 0 else rounded
 
 
