@@ -264,7 +264,7 @@ for name in ALLOCATOR_ENV_VARS:
     print(f"{name}: {os.environ.get(name)}")
 
 # %% [markdown] tags=["lang-ko"]
-# ## 각 단계를 구획한 다음 최고치 기록하기
+# ## 각 단계를 구획한 다음 피크 기록하기
 #
 # GPU 연산은 완료되기 전에 큐에 들어갈 수 있습니다. 그래서 각 단계는 다음 프로토콜로 구획합니다.
 #
@@ -272,13 +272,13 @@ for name in ALLOCATOR_ENV_VARS:
 # 2. 장치를 동기화(`torch.cuda.synchronize`)한 다음 시작 allocated와 reserved를 기록합니다.
 # 3. 같은 장치에서 `reset_peak_memory_stats`를 호출합니다.
 # 4. 이후에 필요한 출력을 보존하면서 단계를 실행합니다.
-# 5. 동기화하고 두 최고치와 두 종료 수준을 기록한 다음 성공 또는 오류를 남깁니다.
+# 5. 동기화하고 두 피크와 두 종료 수준을 기록한 다음 성공 또는 오류를 남깁니다.
 # 6. 원시 결과, 크기, 구성을 유지하고, 누락된 측정값을 0으로 채우지 않습니다.
 #
 # `memory_allocated`는 PyTorch가 추적하는 텐서가 차지한 바이트이고, `memory_reserved`는 캐시가
 # 있는 할당자가 관리하는 메모리로, 이미 텐서에 쓰인 메모리도 포함합니다. 둘을 더하면 일부를 두 번
-# 세게 되므로 별도의 열로 유지하세요. max 변형은 마지막 초기화 이후의 절대 최고치이며, 시작 시점에
-# 이미 있던 할당까지 포함합니다. 두 최고치의 차이는 캐시를 측정하지 않습니다. 두 최댓값이 같은
+# 세게 되므로 별도의 열로 유지하세요. max 변형은 마지막 초기화 이후의 절대 피크이며, 시작 시점에
+# 이미 있던 할당까지 포함합니다. 두 피크의 차이는 캐시를 측정하지 않습니다. 두 최댓값이 같은
 # 순간의 상태를 나타낸다는 보장이 없기 때문입니다.
 #
 # `reset_peak_memory_stats`는 텐서를 해제하지 않습니다. 종료 수준에서 시작 수준을 뺀 값을 모든
@@ -539,7 +539,7 @@ for record in phases:
 # - PyTorch 카운터는 PyTorch 할당자가 보는 할당만 다룹니다. 일부 NCCL 통신처럼 CUDA 라이브러리가
 #   직접 하는 할당은 보이지 않을 수 있으므로, 시스템 도구와의 차이만으로 누수를 단정할 수
 #   없습니다.
-# - `cudaMallocAsync` 백엔드에서는 `max_memory_reserved`가 두 풀의 최고 수준을 합쳐 동시 최고치의
+# - `cudaMallocAsync` 백엔드에서는 `max_memory_reserved`가 두 풀의 최고 수준을 합쳐 동시 피크의
 #   상한을 줄 수 있습니다. 그래서 할당자 백엔드도 기록합니다.
 # - 여러 GPU가 있으면 장치마다 판독을 반복하세요. `cuda:0`의 측정은 다른 GPU를 설명하지 못합니다.
 # - 이 작은 네트워크는 계측 연습일 뿐입니다. 문서화된 환경에서 여러분의 작업 부하를 실행하는
@@ -568,6 +568,7 @@ for record in phases:
 # - Jaringan kecil ini hanyalah latihan instrumentasi: hanya eksekusi beban Anda, dalam
 #   lingkungannya yang terdokumentasi, yang dapat memvalidasi margin Anda sendiri.
 #
-# Rangkum hasilnya dalam lembar ukuran satu halaman: estimasi bobot, beban maksimum yang diuji,
-# fase yang berhasil atau gagal, empat penghitung beserta satuannya, lingkungan, dan pilihan yang
-# diambil. Pisahkan apa yang Anda hitung, apa yang Anda amati, dan apa yang masih Anda duga.
+# Rangkum hasilnya dalam lembar penentuan ukuran satu halaman: estimasi bobot, beban maksimum
+# yang diuji, fase yang berhasil atau gagal, empat penghitung beserta satuannya, lingkungan, dan
+# pilihan yang diambil. Pisahkan apa yang Anda hitung, apa yang Anda amati, dan apa yang
+# masih Anda duga.
