@@ -13,17 +13,18 @@ from iteragpu.figure_check import (
     check_tree,
     extract_tokens,
     main,
+    page_lang,
     parity_failures,
     read_page,
 )
 from iteragpu.formatting import LANGS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = sorted(p for lang in LANGS for p in (DOCS / lang).glob("*.md"))
+PAGES = sorted(p for lang in LANGS for p in (DOCS / lang).rglob("*.md"))
 
 
 def _doc(path: Path, text: str | None = None):
-    return read_page(path, path.parent.name, text)
+    return read_page(path, page_lang(path), text)
 
 
 def test_clean_pages_pass(capsys) -> None:
@@ -82,7 +83,7 @@ def _mutants(path: Path, want_literal: bool):
         yield f"{path.name}:{token.line} {token.text} ({ledger[index]})", mutated
 
 
-@pytest.mark.parametrize("path", PAGES, ids=[f"{p.parent.name}/{p.name}" for p in PAGES])
+@pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_changing_any_digit_of_a_computed_figure_fails(path: Path) -> None:
     mutants = list(_mutants(path, want_literal=False))
     if not _doc(path).ledger:
@@ -94,7 +95,7 @@ def test_changing_any_digit_of_a_computed_figure_fails(path: Path) -> None:
         assert any(":" in f and "expected" in f for f in report.failures), description
 
 
-@pytest.mark.parametrize("path", PAGES, ids=[f"{p.parent.name}/{p.name}" for p in PAGES])
+@pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_changing_a_declared_literal_fails(path: Path) -> None:
     mutants = list(_mutants(path, want_literal=True))
     if not mutants:

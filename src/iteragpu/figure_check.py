@@ -91,6 +91,14 @@ class PageReport:
     failures: list[str] = field(default_factory=list)
 
 
+def page_lang(path: Path) -> str:
+    """The language of a page from its tree: `docs/ko/gpus/rtx-4090.md` is Korean."""
+    for part in reversed(path.parts[:-1]):
+        if part in LANGS:
+            return part
+    raise ValueError(f"{path}: not under a language folder ({', '.join(LANGS)})")
+
+
 def read_page(path: Path, lang: str, text: str | None = None) -> PageDoc:
     import yaml
 
@@ -391,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["--suggest"]:
         for name in args[1:]:
             path = Path(name)
-            print(suggest(path, path.parent.name))
+            print(suggest(path, page_lang(path)))
         return 0
     docs = Path(args[0] if args else "docs")
     reports, failures = check_tree(docs)
