@@ -18,6 +18,13 @@ from iteragpu.formatting import format_number
 runner = CliRunner(env={"COLUMNS": "120"})
 
 
+def kv_args(**values: str) -> list[str]:
+    """`kv-cache` with the measurement guide's example; `values` replace or add options."""
+    options = {"layers": "32", "kv_heads": "8", "head_dim": "128", "tokens": "8192"}
+    options = {**options, "bytes_per_value": "2", **values}
+    return ["kv-cache", *(x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", v))]
+
+
 def invoke(*args: str):
     return runner.invoke(app, list(args), prog_name="iteragpu")
 
@@ -83,22 +90,7 @@ def test_four_bits_says_what_it_does_not_count(lang: str) -> None:
 
 
 def test_kv_cache_json_four_sequences() -> None:
-    result = invoke(
-        "kv-cache",
-        "--layers",
-        "32",
-        "--kv-heads",
-        "8",
-        "--head-dim",
-        "128",
-        "--tokens",
-        "8192",
-        "--bytes-per-value",
-        "2",
-        "--sequences",
-        "4",
-        "--json",
-    )
+    result = invoke(*kv_args(sequences="4"), "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["kv_cache_bytes"] == 4 * 1_073_741_824
@@ -107,53 +99,23 @@ def test_kv_cache_json_four_sequences() -> None:
 
 @pytest.mark.parametrize(("lang", "number"), [("ko", "1,073,741,824"), ("id", "1.073.741.824")])
 def test_kv_cache_table_with_window(lang: str, number: str) -> None:
-    result = invoke(
-        "kv-cache",
-        "--layers",
-        "32",
-        "--kv-heads",
-        "8",
-        "--head-dim",
-        "128",
-        "--tokens",
-        "16384",
-        "--bytes-per-value",
-        "2",
-        "--window",
-        "8192",
-        "--lang",
-        lang,
-    )
+    result = invoke(*kv_args(tokens="16384", window="8192", lang=lang))
     assert result.exit_code == 0, result.output
     assert number in result.stdout
 
 
 @pytest.mark.parametrize("lang", ["ko", "id"])
 def test_huge_sizes_stay_exact_in_tables(lang: str) -> None:
-    result = invoke(
-        "kv-cache", "--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--tokens", "1e400",
-        "--bytes-per-value", "1", "--lang", lang,
-    )
+    ones = {"layers": "1", "kv_heads": "1", "head_dim": "1", "bytes_per_value": "1"}
+    result = invoke(*kv_args(**ones, tokens="1e400", lang=lang))
     assert result.exit_code == 0, result.output
     exact = f"{2 * 10**400:,}"  # K and V: 2 x 10^400 bytes, grouped by Python, not Babel
     assert (exact if lang == "ko" else exact.replace(",", ".")) in result.stdout
 
 
 def test_kv_cache_fractional_bytes_per_value_stays_exact() -> None:
-    result = invoke(
-        "kv-cache",
-        "--layers",
-        "1",
-        "--kv-heads",
-        "1",
-        "--head-dim",
-        "1",
-        "--tokens",
-        "1",
-        "--bytes-per-value",
-        "0.5",
-        "--json",
-    )
+    ones = {"layers": "1", "kv_heads": "1", "head_dim": "1", "tokens": "1"}
+    result = invoke(*kv_args(**ones, bytes_per_value="0.5"), "--json")
     assert json.loads(result.stdout)["kv_cache_bytes"] == 1
 
 
@@ -227,59 +189,9 @@ BAD_INPUTS = [
     ("missing option", ["weights", "--bits", "16"], "--params"),
     ("unknown option", ["weights", "--params", "7e9", "--bits", "16", "--foo"], "--foo"),
     ("unknown lang", ["weights", "--params", "7e9", "--bits", "16", "--lang", "fr"], "fr"),
-    (
-        "zero layers",
-        [
-            "kv-cache",
-            "--layers",
-            "0",
-            "--kv-heads",
-            "8",
-            "--head-dim",
-            "128",
-            "--tokens",
-            "8192",
-            "--bytes-per-value",
-            "2",
-        ],
-        "positive",
-    ),
-    (
-        "nan bytes per value",
-        [
-            "kv-cache",
-            "--layers",
-            "32",
-            "--kv-heads",
-            "8",
-            "--head-dim",
-            "128",
-            "--tokens",
-            "8192",
-            "--bytes-per-value",
-            "nan",
-        ],
-        "number",
-    ),
-    (
-        "static smaller than tokens",
-        [
-            "kv-cache",
-            "--layers",
-            "32",
-            "--kv-heads",
-            "8",
-            "--head-dim",
-            "128",
-            "--tokens",
-            "8192",
-            "--bytes-per-value",
-            "2",
-            "--static-max-tokens",
-            "10",
-        ],
-        "static",
-    ),
+    ("zero layers", kv_args(layers="0"), "positive"),
+    ("nan bytes per value", kv_args(bytes_per_value="nan"), "number"),
+    ("static smaller than tokens", kv_args(static_max_tokens="10"), "static"),
     ("non-byte unit", ["convert", "5 meter", "GiB"], "meter"),
     ("unknown unit", ["convert", "5 foo", "GiB"], "foo"),
     ("non-byte target", ["convert", "5 GB", "percent"], "percent"),

@@ -22,7 +22,7 @@ from iteragpu.lab import mesure_memoire as mm
 from iteragpu.shortlist import Status, shortlist
 
 sys.path.insert(0, str(Path(__file__).parent / "lab"))
-from lab_support import fake_factory, load_schema, make_clock
+from lab_support import fake_factory, load_schema, make_clock, validation_argv
 
 runner = CliRunner(env={"COLUMNS": "160"})
 GUIDE_NEED_GIB = figure("shortlist-7b.need_gib").value  # exact 7e9 x 2 B + 6 GiB, in GiB
@@ -102,26 +102,7 @@ def test_bad_shortlist_input(kwargs: dict[str, Any]) -> None:
 def _lab_result(tmp_path: Path, name: str, device_name: str, capacity: int, **fake: Any) -> Path:
     """A real lab result written by mesure_memoire.main with the test-only fake backend."""
     out = tmp_path / f"{name}.json"
-    argv = [
-        "measure",
-        "--device",
-        "cuda:0",
-        "--batch",
-        "1",
-        "--context",
-        "16",
-        "--width",
-        "64",
-        "--dtype",
-        "float32",
-        "--warmup",
-        "1",
-        "--repeats",
-        "2",
-        "--output",
-        str(out),
-    ]
-    mm.main(argv, backend_factory=fake_factory(**fake), clock=make_clock())
+    mm.main(validation_argv(out), backend_factory=fake_factory(**fake), clock=make_clock())
     result = json.loads(out.read_text("utf-8"))
     result["environment"]["devices"] = [
         {

@@ -33,6 +33,17 @@ def run_script(
     )
 
 
+def validation_argv(output: Path, *extra: str) -> list[str]:
+    """`measure` with the guide's validation case: batch 1, context 16, width 64, float32."""
+    return [
+        *["measure", "--device", "cuda:0", "--batch", "1", "--context", "16"],
+        *["--width", "64", "--dtype", "float32", "--warmup", "1", "--repeats", "2"],
+        "--output",
+        str(output),
+        *extra,
+    ]
+
+
 def load_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 

@@ -14,6 +14,7 @@ from lab_support import (
     fake_factory,
     load_schema,
     make_clock,
+    validation_argv,
 )
 
 from iteragpu.lab import mesure_memoire as mm
@@ -182,35 +183,12 @@ def test_interrupt_is_recorded() -> None:
     assert outcome["failed_phase"] == "cold_forward"
 
 
-def _measure_argv(output: Path, *extra: str) -> list[str]:
-    return [
-        "measure",
-        "--device",
-        "cuda:0",
-        "--batch",
-        "1",
-        "--context",
-        "16",
-        "--width",
-        "64",
-        "--dtype",
-        "float32",
-        "--warmup",
-        "1",
-        "--repeats",
-        "2",
-        "--output",
-        str(output),
-        *extra,
-    ]
-
-
 def test_measure_end_to_end_with_fake_backend(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "validation.json"
     factory = fake_factory()
-    code = mm.main(_measure_argv(out), backend_factory=factory, clock=make_clock())
+    code = mm.main(validation_argv(out), backend_factory=factory, clock=make_clock())
     assert code == 0
     result = json.loads(out.read_text(encoding="utf-8"))
     validate(result)
@@ -222,7 +200,7 @@ def test_measure_end_to_end_with_fake_backend(
     }
     assert result["dimensions"] == {"batch": 1, "context": 16, "width": 64}
     assert result["policy"]["warmup_passes"] == 1 and result["policy"]["repeats"] == 2
-    assert result["command_line"][1:] == _measure_argv(out)
+    assert result["command_line"][1:] == validation_argv(out)
     assert [p["phase"] for p in result["phases"]] == [
         "model_load",
         "inputs",
@@ -252,7 +230,7 @@ def test_measure_out_of_memory_writes_the_result_and_exits_4(
 ) -> None:
     out = tmp_path / "oom.json"
     factory = fake_factory(fail_on_forward=1)
-    code = mm.main(_measure_argv(out), backend_factory=factory, clock=make_clock())
+    code = mm.main(validation_argv(out), backend_factory=factory, clock=make_clock())
     assert code == mm.EXIT_PHASE_FAILED == 4
     result = json.loads(out.read_text(encoding="utf-8"))
     validate(result)
@@ -275,7 +253,7 @@ def test_result_with_nulls_validates_and_zero_is_not_substituted(tmp_path: Path)
         backend.source.failures["memory_reserved"] = RuntimeError("no reserved counter")
         return backend
 
-    assert mm.main(_measure_argv(out), backend_factory=unreadable, clock=make_clock()) == 0
+    assert mm.main(validation_argv(out), backend_factory=unreadable, clock=make_clock()) == 0
     result = json.loads(out.read_text(encoding="utf-8"))
     validate(result)
     for record in result["phases"]:
@@ -302,7 +280,7 @@ def test_unavailable_backend_writes_nothing(tmp_path: Path) -> None:
     def unavailable(args: Any) -> Any:
         raise mm.UsageError("PyTorch 2.13.0 sees no GPU. Nothing was written.")
 
-    assert mm.main(_measure_argv(out), backend_factory=unavailable) == 2
+    assert mm.main(validation_argv(out), backend_factory=unavailable) == 2
     assert not out.exists()
 
 
@@ -317,7 +295,7 @@ def test_internal_error_removes_the_reserved_empty_file(
         backend.environment = object()  # not JSON serialisable: fails after the run
         return backend
 
-    assert mm.main(_measure_argv(out), backend_factory=broken, clock=make_clock()) == 1
+    assert mm.main(validation_argv(out), backend_factory=broken, clock=make_clock()) == 1
     assert not out.exists()
     err = capsys.readouterr().err
     assert "internal error" in err and "Traceback" not in err
