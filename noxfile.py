@@ -11,7 +11,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "lab_torch", "site"]
+nox.options.sessions = ["lint", "tests", "js", "lab_torch", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
@@ -47,6 +47,27 @@ def figures(session: nox.Session) -> None:
     """Check every figure stated on every page, in both languages, and print a per-page count."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "iteragpu.figure_check", "docs", *session.posargs)
+
+
+@nox.session
+def js(session: nox.Session) -> None:
+    """The browser sizer's pure functions in node against the Python core's vectors."""
+    session.install("-e", ".[docs]")  # docs/hooks.py (the page's sizer data) imports mkdocs
+    if shutil.which("node") is None:
+        session.error("node is not installed: the sizer's tests run with `node --test`")
+    tmp = Path(session.create_tmp())
+    vectors, data = tmp / "sizer_vectors.json", tmp / "sizer_data.json"
+    with vectors.open("w", encoding="utf-8") as out:
+        session.run("python", "-m", "iteragpu.sizer_vectors", stdout=out, stderr=None)
+    with data.open("w", encoding="utf-8") as out:
+        session.run("python", "docs/hooks.py", "--sizer-data", stdout=out, stderr=None)
+    session.run(
+        "node",
+        "--test",
+        "tests/js/",
+        external=True,
+        env={"ITERAGPU_SIZER_VECTORS": str(vectors), "ITERAGPU_SIZER_DATA": str(data)},
+    )
 
 
 @nox.session
@@ -109,9 +130,14 @@ def archive(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Speed and size figures, as ratios: CLI start-up against `import typer`."""
-    session.install("-e", ".")
+    """Speed and size figures, as ratios: CLI start-up against `import typer`; the browser
+    sizer's recompute against one frame (16 ms) and its script size (needs Chromium)."""
+    if not all((SITE / lang / "sizer" / "index.html").exists() for lang in SEARCH_LANGS):
+        _build_site(session)
+    session.install("-e", ".", "playwright")
     session.run("python", "benchmarks/cli_startup.py", *session.posargs)
+    for lang in SEARCH_LANGS:
+        session.run("python", "benchmarks/sizer_bench.py", "--lang", lang)
 
 
 if os.environ.get("CI"):

@@ -5,15 +5,25 @@
 - puts this language's notebook at `notebook.ipynb` for mkdocs-jupyter to render;
 - fills the `[[archive_sha256]]` and `[[archive_size_bytes]]` placeholders of the lab page;
 - points the language switcher at the current page's twin in the other language;
-- refuses a build whose search language does not match its page language.
+- refuses a build whose search language does not match its page language;
+- publishes the browser sizer (`src/iteragpu/web/sizer.js`) as `assets/sizer.js` and gives every
+  page with `sizer: true` in its front matter the sizer's data: the catalog the CLI reads, the
+  defaults and tasks of `iteragpu.sizer_vectors`, and Babel's number symbols per language
+  (`docs/overrides/main.html` embeds it as JSON next to the script).
+
+`python docs/hooks.py --sizer-data` prints that data (the node tests of the sizer read it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
+import sys
 from collections.abc import Iterator
+from fractions import Fraction
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +32,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from iteragpu.formatting import format_number
+from iteragpu.formatting import LANGS, format_number
 from iteragpu.lab_archive import ARCHIVE_NAME, build_downloads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +41,10 @@ DOWNLOADS_URL_DIR = "downloads"
 NOTEBOOK_PAGE = "notebook.ipynb"
 # lunr has a Korean pack but no Indonesian one (see mkdocs.yml); noxfile.py reads this too.
 SEARCH_LANGS = {"ko": "ko", "id": "en"}
+SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"
+SIZER_SCRIPT_URL = "assets/sizer.js"
+# A GPU sheet's page, by card id (the worked-examples registry uses the same place).
+GPU_SHEET = "gpus/{card_id}.md"
 
 _build: dict[str, Any] = {}
 
@@ -80,7 +94,59 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(
             DownloadFile.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", abs_src_path=str(path))
         )
+    files.append(DownloadFile.generated(config, SIZER_SCRIPT_URL, abs_src_path=str(SIZER_SCRIPT)))
+    _build["files"] = files
     return files
+
+
+def number_symbols(lang: str) -> dict[str, str]:
+    """The symbols `iteragpu.formatting.format_number` prints for `lang`, as Babel gives them."""
+    from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
+
+    symbols = {
+        "decimal": get_decimal_symbol(lang),
+        "group": get_group_symbol(lang),
+        "minus": get_minus_sign_symbol(lang),
+    }
+    # The sizer groups digits by three and puts the minus sign first, as format_number's
+    # "#,##0.00" pattern does: refuse a Babel whose output would disagree.
+    sample = format_number(Fraction(-123_456_789, 100), 2, lang)
+    minus, group, decimal = symbols["minus"], symbols["group"], symbols["decimal"]
+    expected = f"{minus}1{group}234{group}567{decimal}89"
+    if sample != expected:
+        raise PluginError(f"sizer: Babel formats {sample!r} for {lang!r}, expected {expected!r}")
+    return symbols
+
+
+def sizer_data() -> dict[str, Any]:
+    """What the sizer page embeds: defaults, tasks, catalog and number symbols per language."""
+    from iteragpu.sizer_vectors import DEFAULT_QUERY, TASKS
+
+    # The catalog the CLI reads (iteragpu.catalog.load_catalog), byte for byte the same file.
+    catalog = resources.files("iteragpu").joinpath("data/gpu_catalog.json").read_text("utf-8")
+    return {
+        "defaults": DEFAULT_QUERY,
+        "tasks": list(TASKS),
+        "symbols": {lang: number_symbols(lang) for lang in LANGS},
+        "catalog": json.loads(catalog),
+    }
+
+
+def _script_json(data: Any) -> str:
+    """JSON that is safe inside <script type="application/json">: no `<`, `>` or `&`."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _sizer_page_data(page: Page) -> str:
+    data = sizer_data()
+    files: Files = _build["files"]
+    sheets = {}
+    for card in data["catalog"]["cards"]:
+        sheet = files.get_file_from_path(GPU_SHEET.format(card_id=card["id"]))
+        if sheet is not None:
+            sheets[card["id"]] = sheet.url_relative_to(page.file)
+    return _script_json({**data, "lang": _build["lang"], "sheets": sheets})
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
@@ -132,4 +198,13 @@ def on_page_context(
     # so the switcher lands on the same page wherever the site is hosted.
     for alternate in config.extra["alternate"]:
         alternate["link"] = f"../{alternate['lang']}/{page.url}"
+    if page.meta.get("sizer"):
+        context["sizer_data"] = _sizer_page_data(page)
     return context
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--sizer-data"]:
+        sys.exit("usage: python docs/hooks.py --sizer-data")
+    json.dump(sizer_data(), sys.stdout, ensure_ascii=False, indent=1)
+    sys.stdout.write("\n")

@@ -1,0 +1,147 @@
+"""The browser sizer: recompute time in Chromium (goal: under one frame, 16 ms) and script size.
+
+Serves the built site, opens the sizer page in headless Chromium and, inside the page, edits an
+input many times: each edit runs the whole recompute (parse, exact arithmetic, short list, DOM
+update, URL update) synchronously in the input handler, timed with performance.now(). Prints
+medians and their ratio to 16 ms, then the size of the script the page loads (raw and gzip).
+A benchmark, not a test: machines differ, so it reports and never fails on time.
+
+    python benchmarks/sizer_bench.py [--lang ko] [--runs 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import os
+import shutil
+import statistics
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "site"
+CHROMIUM = os.environ.get("ITERAGPU_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # Chromium throttles history.replaceState after a few hundred calls in a row.
+    "--disable-ipc-flooding-protection",
+]
+FRAME_MS = 16.0
+# Inputs the benchmark alternates between, so every edit changes the figures and the URL.
+EDITS = ("#sizer-params", ("7e9", "70e9", "1.5B", "13000000001", "40e9"))
+
+_MEASURE = """
+([selector, values, runs]) => {
+  const PURE_BATCH = 20;
+  const input = document.querySelector(selector);
+  const data = JSON.parse(document.getElementById('sizer-data').textContent);
+  const api = window.IteraGPUSizer;
+  const handler = [], layout = [], pure = [];
+  for (let i = 0; i < runs; i += 1) {
+    const value = values[i % values.length];
+    input.value = value;
+    let start = performance.now();
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    handler.push(performance.now() - start);
+    start = performance.now();
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    void document.body.offsetHeight;  // force style and layout of the updated page
+    layout.push(performance.now() - start);
+    // performance.now() is coarse (0.1 ms): time the pure compute in batches.
+    start = performance.now();
+    for (let j = 0; j < PURE_BATCH; j += 1) api.compute({params: values[j % values.length]}, data);
+    pure.push((performance.now() - start) / PURE_BATCH);
+  }
+  return {handler, layout, pure, shown: document.getElementById('range-gib').textContent};
+}
+"""
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _serve(directory: Path) -> http.server.ThreadingHTTPServer:
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _script_sizes(lang: str) -> tuple[int, int]:
+    script = (SITE / lang / "assets" / "sizer.js").read_bytes()
+    return len(script), len(gzip.compress(script, compresslevel=9, mtime=0))
+
+
+def _data_size(lang: str) -> int:
+    html = (SITE / lang / "sizer" / "index.html").read_text("utf-8")
+    start = html.index('id="sizer-data">') + len('id="sizer-data">')
+    return len(html[start : html.index("</script>", start)].encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", choices=("ko", "id"), default="ko")
+    parser.add_argument("--runs", type=int, default=500)
+    args = parser.parse_args(argv)
+    if not (SITE / args.lang / "sizer" / "index.html").exists():
+        sys.exit("site/ is not built: run `nox -s docs` (or `nox -s bench`, which builds it)")
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        sys.exit(f"Chromium not found at {CHROMIUM}: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    server = _serve(SITE)
+    url = f"http://127.0.0.1:{server.server_address[1]}/{args.lang}/sizer/"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url)
+            page.wait_for_selector("#sizer-results[data-state=ok]", state="attached")
+            selector, values = EDITS
+            page.evaluate(_MEASURE, [selector, list(values), 50])  # warm the JIT
+            result = page.evaluate(_MEASURE, [selector, list(values), args.runs])
+            browser.close()
+    finally:
+        server.shutdown()
+    if not result["shown"] or result["shown"] == "—":
+        sys.exit(f"the page shows no figure after the edits: {result['shown']!r}")
+
+    print(f"sizer recompute in Chromium ({args.lang}, {args.runs} edits, medians)")
+    rows = (
+        ("pure compute (parse, exact arithmetic, short list)*", result["pure"]),
+        ("input handler (compute, DOM, URL update)", result["handler"]),
+        ("input handler + style and layout", result["layout"]),
+    )
+    for name, times in rows:
+        median = statistics.median(times)
+        ratio = median / FRAME_MS
+        verdict = "ok" if ratio < 1 else "over goal"
+        print(
+            f"  {name:<52} median {median:7.3f} ms  p95 {_p95(times):7.3f} ms  "
+            f"ratio to {FRAME_MS:.0f} ms {ratio:.3f}  goal < 1  {verdict}"
+        )
+    print("  * mean of a batch of 20 calls (the timer's resolution is 0.1 ms), median over edits")
+    raw, gzipped = _script_sizes(args.lang)
+    print(f"sizer.js: {raw} bytes raw, {gzipped} bytes gzip -9")
+    print(f"embedded sizer data (catalog, defaults, symbols): {_data_size(args.lang)} bytes")
+    return 0
+
+
+def _p95(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

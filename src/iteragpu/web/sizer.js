@@ -1,0 +1,763 @@
+/*
+ * IteraGPU sizer: the sizing guide's arithmetic in the browser.
+ *
+ * Plain JavaScript, no dependency, no network. Loaded with `require()` in node (module.exports)
+ * and with a <script> tag in the browser (window.IteraGPUSizer), where it starts itself on a page
+ * that holds <script type="application/json" id="sizer-data">.
+ *
+ * Pure part: exact arithmetic on BigInt rationals, never floats, matching the Python package:
+ *   parsing       iteragpu.parsing (parse_count, parse_positive, parse_non_negative)
+ *   weights       params x bits / 8, plus reserve x 2^30           (iteragpu.weights)
+ *   KV cache      2 x layers x kv_heads x head_dim x min(tokens, window)
+ *                 x bytes_per_value x sequences                      (iteragpu.kv_cache)
+ *   rounding      half up, away from zero                            (iteragpu.units.round_half_up)
+ *   formatting    grouped, with the locale's symbols given by Babel  (iteragpu.formatting)
+ *   short list    statuses and rank of iteragpu.shortlist.shortlist(need_gib, days)
+ *
+ * DOM part: reads the state from the URL query, fills the form, recomputes on every input and
+ * keeps the URL in step (history.replaceState). Every human text (labels, statuses, messages,
+ * checklists) lives in the page, in the page's language; this file holds none.
+ */
+(function (root, factory) {
+  "use strict";
+  var api = factory();
+  if (typeof module === "object" && module && module.exports) {
+    module.exports = api;
+  } else {
+    root.IteraGPUSizer = api;
+    api.autostart(root);
+  }
+})(typeof globalThis !== "undefined" ? globalThis : this, function () {
+  "use strict";
+
+  // ------------------------------------------------------------------------------------------
+  // Exact rationals: {n, d} with BigInt n, d, d > 0, reduced.
+  // ------------------------------------------------------------------------------------------
+
+  function abs(x) {
+    return x < 0n ? -x : x;
+  }
+
+  function gcd(a, b) {
+    a = abs(a);
+    b = abs(b);
+    while (b !== 0n) {
+      var t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
+  }
+
+  function rational(n, d) {
+    if (d === undefined) d = 1n;
+    if (d === 0n) throw new RangeError("zero denominator");
+    if (d < 0n) {
+      n = -n;
+      d = -d;
+    }
+    var g = gcd(n, d);
+    return g > 1n ? { n: n / g, d: d / g } : { n: n, d: d };
+  }
+
+  function add(a, b) {
+    return rational(a.n * b.d + b.n * a.d, a.d * b.d);
+  }
+
+  function sub(a, b) {
+    return rational(a.n * b.d - b.n * a.d, a.d * b.d);
+  }
+
+  function mul(a, b) {
+    return rational(a.n * b.n, a.d * b.d);
+  }
+
+  function div(a, b) {
+    return rational(a.n * b.d, a.d * b.n);
+  }
+
+  function cmp(a, b) {
+    var left = a.n * b.d;
+    var right = b.n * a.d;
+    return left < right ? -1 : left > right ? 1 : 0;
+  }
+
+  function neg(a) {
+    return { n: -a.n, d: a.d };
+  }
+
+  function isWhole(a) {
+    return a.d === 1n;
+  }
+
+  /** `n` or `n/d`: the exact form the Python vectors use. */
+  function exact(a) {
+    return a.d === 1n ? a.n.toString() : a.n.toString() + "/" + a.d.toString();
+  }
+
+  var BYTES_PER_GIB = rational(1n << 30n);
+  var BYTES_PER_GB = rational(10n ** 9n);
+  var K_AND_V = 2n;
+  // Below this many bits per value a format is a quantized one (iteragpu.weights).
+  var QUANTIZED_BELOW_BITS = rational(16n);
+
+  // ------------------------------------------------------------------------------------------
+  // Parsing, as iteragpu.parsing does it. Each parser returns {ok: true, value} or
+  // {ok: false, reason}; the page holds one message per reason.
+  // ------------------------------------------------------------------------------------------
+
+  // Python's str.isspace() and re's \s: the characters str.strip() removes.
+  var PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+  var STRIP = new RegExp("^[" + PY_SPACE + "]+|[" + PY_SPACE + "]+$", "g");
+  // iteragpu.parsing._COUNT
+  var COUNT = new RegExp(
+    "^[" + PY_SPACE + "]*([0-9_.eE+-]+)[" + PY_SPACE + "]*([KkMmBbGgTt])?[" + PY_SPACE + "]*$"
+  );
+  var COUNT_SUFFIXES = { K: 10n ** 3n, M: 10n ** 6n, B: 10n ** 9n, G: 10n ** 9n, T: 10n ** 12n };
+  // decimal.Decimal's numeric strings (NaN and infinities are rejected like non-finite ones).
+  var DECIMAL = /^([+-])?(?:([0-9]+)(?:\.([0-9]*))?|\.([0-9]+))(?:[eE]([+-]?[0-9]+))?$/;
+  var DIGIT = /\p{Nd}/gu;
+  var ONE_DIGIT = /^\p{Nd}$/u;
+  // Guards that Python does not have: beyond them BigInt powers would freeze the page.
+  var MAX_DIGITS = 10000;
+  var MAX_EXPONENT = 10000n;
+
+  function isDigit(codePoint) {
+    return codePoint >= 0 && ONE_DIGIT.test(String.fromCodePoint(codePoint));
+  }
+
+  /** Any Unicode decimal digit as its ASCII digit, as Decimal() reads them ("１６" is 16). */
+  function asciiDigits(text) {
+    return text.replace(DIGIT, function (ch) {
+      var codePoint = ch.codePointAt(0);
+      if (codePoint <= 0x7f) return ch;
+      // Unicode encodes decimal digits in contiguous runs of ten, zero first.
+      var start = codePoint;
+      while (isDigit(start - 1)) start -= 1;
+      return String((codePoint - start) % 10);
+    });
+  }
+
+  function fail(reason) {
+    return { ok: false, reason: reason };
+  }
+
+  function ok(value) {
+    return { ok: true, value: value };
+  }
+
+  /** iteragpu.quantity.parse_number: the exact value of a finite decimal number. */
+  function parseNumber(text) {
+    var cleaned = asciiDigits(String(text).replace(STRIP, "").replace(/_/g, ""));
+    var match = DECIMAL.exec(cleaned);
+    if (match === null) return fail("not_number");
+    var whole = match[2] !== undefined ? match[2] : "";
+    var fraction = match[3] !== undefined ? match[3] : match[4] !== undefined ? match[4] : "";
+    var digits = (whole + fraction).replace(/^0+/, "");
+    if (digits === "") return ok(rational(0n));
+    var exponent = (match[5] !== undefined ? BigInt(match[5]) : 0n) - BigInt(fraction.length);
+    if (digits.length > MAX_DIGITS || abs(exponent) > MAX_EXPONENT) return fail("too_large");
+    var coefficient = BigInt(digits) * (match[1] === "-" ? -1n : 1n);
+    return ok(
+      exponent >= 0n
+        ? rational(coefficient * 10n ** exponent)
+        : rational(coefficient, 10n ** -exponent)
+    );
+  }
+
+  /** iteragpu.parsing.parse_count: a positive whole count, `7e9`, `7B`, `1.5B`, `70M`. */
+  function parseCount(text) {
+    var match = COUNT.exec(String(text));
+    if (match === null) return fail("not_count");
+    var parsed = parseNumber(match[1]);
+    if (!parsed.ok) return parsed;
+    var value = parsed.value;
+    if (match[2] !== undefined) value = mul(value, rational(COUNT_SUFFIXES[match[2].toUpperCase()]));
+    if (!isWhole(value)) return fail("not_whole");
+    if (value.n <= 0n) return fail("not_positive");
+    return ok(value.n);
+  }
+
+  /** iteragpu.parsing.parse_positive: bits, bytes per value. */
+  function parsePositive(text) {
+    var parsed = parseNumber(text);
+    if (!parsed.ok) return parsed;
+    return parsed.value.n > 0n ? parsed : fail("not_positive");
+  }
+
+  /** iteragpu.parsing.parse_non_negative: a reserve. */
+  function parseNonNegative(text) {
+    var parsed = parseNumber(text);
+    if (!parsed.ok) return parsed;
+    return parsed.value.n >= 0n ? parsed : fail("negative");
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Arithmetic
+  // ------------------------------------------------------------------------------------------
+
+  /** Dense weights in bytes: parameters x bits / 8. */
+  function weightsBytes(parameters, bits) {
+    return mul(rational(parameters), div(bits, rational(8n)));
+  }
+
+  /** Bytes in `gib` GiB. */
+  function gibToBytes(gib) {
+    return mul(gib, BYTES_PER_GIB);
+  }
+
+  function gib(bytes) {
+    return div(bytes, BYTES_PER_GIB);
+  }
+
+  /** KV cache bytes of a uniform dense cache; `window` null keeps every token. */
+  function kvCacheBytes(spec) {
+    var kept = spec.window === null || spec.window === undefined
+      ? spec.tokens
+      : spec.tokens < spec.window ? spec.tokens : spec.window;
+    var count = K_AND_V * spec.layers * spec.kvHeads * spec.headDim * kept * spec.sequences;
+    return mul(rational(count), spec.bytesPerValue);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Rounding and formatting (iteragpu.units.round_half_up, iteragpu.formatting.format_number)
+  // ------------------------------------------------------------------------------------------
+
+  /** |value| x 10^decimals rounded half up, and whether the rounded value is negative. */
+  function roundHalfUp(value, decimals) {
+    var scale = 10n ** BigInt(decimals);
+    var scaled = (2n * abs(value.n) * scale + value.d) / (2n * value.d);
+    // Babel prints a rounded negative zero as 0.
+    return { negative: value.n < 0n && scaled !== 0n, scaled: scaled };
+  }
+
+  function group(digits, separator) {
+    var parts = [];
+    for (var end = digits.length; end > 0; end -= 3) {
+      parts.unshift(digits.slice(Math.max(0, end - 3), end));
+    }
+    return parts.join(separator);
+  }
+
+  /** `value` rounded half up to `decimals` places, with the locale's symbols ("#,##0.00"). */
+  function formatNumber(value, decimals, symbols) {
+    var rounded = roundHalfUp(value, decimals);
+    var digits = rounded.scaled.toString();
+    var text;
+    if (decimals > 0) {
+      digits = digits.padStart(decimals + 1, "0");
+      text =
+        group(digits.slice(0, -decimals), symbols.group) +
+        symbols.decimal +
+        digits.slice(-decimals);
+    } else {
+      text = group(digits, symbols.group);
+    }
+    return (rounded.negative ? symbols.minus : "") + text;
+  }
+
+  /** A byte count: no decimals when whole, else three (sizer_vectors._bytes_text). */
+  function formatBytes(value, symbols) {
+    return formatNumber(value, isWhole(value) ? 0 : 3, symbols);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Catalog and short list (iteragpu.catalog, iteragpu.shortlist)
+  // ------------------------------------------------------------------------------------------
+
+  var STATUS_ORDER = { fit: 0, check_needed: 1, excluded: 2 };
+  // shortlist.Candidate.rank_key: an unknown margin ranks as a margin of -(10^30) GiB.
+  var UNKNOWN_MARGIN = rational(-(10n ** 30n));
+
+  function catalogValue(raw) {
+    var parsed = parseNumber(String(raw));
+    if (!parsed.ok) throw new Error("catalog: not a number: " + raw);
+    return parsed.value;
+  }
+
+  /** The cards of gpu_catalog.json with exact numbers. */
+  function loadCatalog(raw) {
+    return raw.cards.map(function (card) {
+      var nominalGb = card.nominal_memory_gb === null ? null : catalogValue(card.nominal_memory_gb);
+      return {
+        id: card.id,
+        name: card.name,
+        nominalGb: nominalGb,
+        nominalBytes: nominalGb === null ? null : mul(nominalGb, BYTES_PER_GB),
+        packages: card.packages.map(function (p) {
+          return {
+            cards: BigInt(p.cards),
+            days: BigInt(p.days),
+            price: catalogValue(p.price),
+            currency: p.currency,
+          };
+        }),
+      };
+    });
+  }
+
+  function worst(statuses) {
+    return statuses.reduce(function (a, b) {
+      return STATUS_ORDER[b] > STATUS_ORDER[a] ? b : a;
+    });
+  }
+
+  /** Code-point order, as Python compares strings. */
+  function compareText(a, b) {
+    var left = Array.from(a);
+    var right = Array.from(b);
+    for (var i = 0; i < Math.min(left.length, right.length); i += 1) {
+      var x = left[i].codePointAt(0);
+      var y = right[i].codePointAt(0);
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return left.length - right.length;
+  }
+
+  function compareCandidates(a, b) {
+    var order = STATUS_ORDER[a.status] - STATUS_ORDER[b.status];
+    if (order !== 0) return order;
+    if ((a.cost === null) !== (b.cost === null)) return a.cost === null ? 1 : -1;
+    if (a.cost !== null) {
+      order = cmp(a.cost, b.cost);
+      if (order !== 0) return order;
+    }
+    order = cmp(
+      a.nominalMarginGib === null ? UNKNOWN_MARGIN : a.nominalMarginGib,
+      b.nominalMarginGib === null ? UNKNOWN_MARGIN : b.nominalMarginGib
+    );
+    if (order !== 0) return -order;
+    var daysA = a.package ? a.package.days : 0n;
+    var daysB = b.package ? b.package.days : 0n;
+    if (daysA !== daysB) return daysA < daysB ? -1 : 1;
+    return compareText(a.name, b.name);
+  }
+
+  /**
+   * Every card for a need of `needBytes` over `days` on `cards` cards, ranked: memory is
+   * `excluded` when the nominal capacity is below the need, else `check_needed` (a nominal
+   * capacity is not proof); package is `fit` when the catalog lists one for the same days and
+   * cards, else `check_needed`; the overall status is the worst.
+   */
+  function shortlist(catalog, needBytes, days, cards) {
+    if (cards === undefined) cards = 1n;
+    var candidates = catalog.map(function (card) {
+      var pkg = null;
+      for (var i = 0; i < card.packages.length; i += 1) {
+        if (card.packages[i].days === days && card.packages[i].cards === cards) {
+          pkg = card.packages[i];
+          break;
+        }
+      }
+      var memory =
+        card.nominalBytes === null
+          ? "check_needed"
+          : cmp(card.nominalBytes, needBytes) < 0
+            ? "excluded"
+            : "check_needed";
+      var requirements = { memory: memory, package: pkg ? "fit" : "check_needed" };
+      return {
+        id: card.id,
+        name: card.name,
+        nominalGb: card.nominalGb,
+        nominalGib: card.nominalBytes === null ? null : gib(card.nominalBytes),
+        nominalMarginGib: card.nominalBytes === null ? null : gib(sub(card.nominalBytes, needBytes)),
+        package: pkg,
+        cost: pkg ? pkg.price : null,
+        currency: pkg ? pkg.currency : null,
+        requirements: requirements,
+        status: worst([requirements.memory, requirements.package]),
+      };
+    });
+    // Array.prototype.sort is stable, like Python's sorted(): ties keep the catalog's order.
+    return candidates.sort(compareCandidates);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The whole sizing, as iteragpu.sizer_vectors.expected() computes it
+  // ------------------------------------------------------------------------------------------
+
+  // Python's order of validation: the first error is the one the CLI would report.
+  var FIELDS = [
+    ["task", null],
+    ["params", parseCount],
+    ["bits", parsePositive],
+    ["reserve_gib", parseNonNegative],
+    ["layers", parseCount],
+    ["kv_heads", parseCount],
+    ["head_dim", parseCount],
+    ["tokens", parseCount],
+    ["bytes_per_value", parsePositive],
+    ["sequences", parseCount],
+    ["window", parseCount],
+    ["days", parseCount],
+  ];
+
+  /** The query over the defaults: missing keys take the default, unknown keys are ignored. */
+  function merge(query, defaults) {
+    var merged = {};
+    Object.keys(defaults).forEach(function (key) {
+      var value = query && Object.prototype.hasOwnProperty.call(query, key) ? query[key] : null;
+      merged[key] = value === null || value === undefined ? defaults[key] : String(value);
+    });
+    return merged;
+  }
+
+  /**
+   * Size a query with `data` (the page's sizer data: defaults, tasks, catalog). Returns
+   * {valid: true, ...exact values, candidates} or {valid: false, field, reason, errors}, where
+   * `errors` lists every invalid field in Python's order and `field`/`reason` is the first.
+   */
+  function compute(query, data) {
+    var q = merge(query, data.defaults);
+    var values = {};
+    var errors = [];
+    FIELDS.forEach(function (entry) {
+      var key = entry[0];
+      var parse = entry[1];
+      if (key === "task") {
+        if (data.tasks.indexOf(q.task) < 0) errors.push({ field: key, reason: "unknown_task" });
+        return;
+      }
+      if (key === "window" && q.window === "") {
+        values.window = null;
+        return;
+      }
+      var parsed = parse(q[key]);
+      if (parsed.ok) values[key] = parsed.value;
+      else errors.push({ field: key, reason: parsed.reason });
+    });
+    if (errors.length > 0) {
+      return {
+        valid: false,
+        query: q,
+        field: errors[0].field,
+        reason: errors[0].reason,
+        errors: errors,
+      };
+    }
+    var weights = weightsBytes(values.params, values.bits);
+    var total = add(weights, gibToBytes(values.reserve_gib));
+    var kv = kvCacheBytes({
+      layers: values.layers,
+      kvHeads: values.kv_heads,
+      headDim: values.head_dim,
+      tokens: values.tokens,
+      bytesPerValue: values.bytes_per_value,
+      sequences: values.sequences,
+      window: values.window,
+    });
+    var catalog = data.cards || loadCatalog(data.catalog);
+    return {
+      valid: true,
+      query: q,
+      task: q.task,
+      weightsBytes: weights,
+      totalBytes: total,
+      kvCacheBytes: kv,
+      weightsGib: gib(weights),
+      totalGib: gib(total),
+      kvCacheGib: gib(kv),
+      quantizationNotCounted: cmp(values.bits, QUANTIZED_BELOW_BITS) < 0,
+      candidates: shortlist(catalog, total, values.days),
+    };
+  }
+
+  /** The four figures as the page shows them, for one language's symbols. */
+  function texts(result, symbols) {
+    return {
+      "weights-gib": formatNumber(result.weightsGib, 2, symbols),
+      "range-gib": formatNumber(result.totalGib, 2, symbols),
+      "kv-bytes": formatBytes(result.kvCacheBytes, symbols),
+      "kv-gib": formatNumber(result.kvCacheGib, 2, symbols),
+    };
+  }
+
+  /** A result in the shape of iteragpu.sizer_vectors.expected(), for every language given. */
+  function describe(result, symbolsByLang) {
+    if (!result.valid) {
+      return { valid: false, field: result.field, reason: result.reason, errors: result.errors };
+    }
+    var langs = Object.keys(symbolsByLang);
+    var text = {};
+    langs.forEach(function (lang) {
+      text[lang] = texts(result, symbolsByLang[lang]);
+    });
+    return {
+      valid: true,
+      weights_bytes: exact(result.weightsBytes),
+      total_bytes: exact(result.totalBytes),
+      kv_cache_bytes: exact(result.kvCacheBytes),
+      quantization_not_counted: result.quantizationNotCounted,
+      text: text,
+      candidates: result.candidates.map(function (c) {
+        var margin = {};
+        if (c.nominalMarginGib !== null) {
+          langs.forEach(function (lang) {
+            margin[lang] = formatNumber(c.nominalMarginGib, 2, symbolsByLang[lang]);
+          });
+        }
+        return {
+          card_id: c.id,
+          status: c.status,
+          requirements: { memory: c.requirements.memory, package: c.requirements.package },
+          nominal_margin_text: margin,
+        };
+      }),
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // DOM
+  // ------------------------------------------------------------------------------------------
+
+  var PRESET = "data-sizer-preset"; // the weight-format select: 16, 8, 4 or custom
+
+  /** The query of a URL's search string, over the defaults. */
+  function queryFromSearch(search, defaults) {
+    var params = new URLSearchParams(search);
+    var query = {};
+    Object.keys(defaults).forEach(function (key) {
+      if (params.has(key)) query[key] = params.get(key);
+    });
+    return merge(query, defaults);
+  }
+
+  function searchFromQuery(query, defaults) {
+    var params = new URLSearchParams();
+    Object.keys(defaults).forEach(function (key) {
+      params.set(key, query[key]);
+    });
+    return "?" + params.toString();
+  }
+
+  function Sizer(doc, win, data) {
+    this.doc = doc;
+    this.win = win;
+    this.data = data;
+    this.data.cards = loadCatalog(data.catalog);
+    var lang = doc.documentElement.lang;
+    this.symbols = data.symbols[lang] || data.symbols[data.lang];
+    this.form = doc.getElementById("sizer-form");
+    this.preset = this.form.querySelector("[" + PRESET + "]");
+    this.fields = {};
+    var fields = this.fields;
+    Array.prototype.forEach.call(this.form.querySelectorAll("[data-sizer-key]"), function (el) {
+      fields[el.getAttribute("data-sizer-key")] = el;
+    });
+    this.results = doc.getElementById("sizer-results");
+    this.errorBox = doc.getElementById("sizer-error");
+    this.errorList = doc.getElementById("sizer-error-list");
+    this.messages = doc.getElementById("sizer-messages");
+    this.quantizationNote = doc.getElementById("sizer-quantization-note");
+    this.table = doc.getElementById("sizer-candidates");
+    this.checklists = doc.querySelectorAll("[data-task-checklist]");
+    this.outputs = ["weights-gib", "range-gib", "kv-bytes", "kv-gib"].map(function (id) {
+      return doc.getElementById(id);
+    });
+  }
+
+  Sizer.prototype.message = function (attribute, key) {
+    var el = this.messages.querySelector("[" + attribute + '="' + key + '"]');
+    return el ? el.textContent.trim() : key;
+  };
+
+  Sizer.prototype.label = function (key) {
+    var el = key === "bits" && this.preset.value !== "custom" ? this.preset : this.fields[key];
+    var label = el && el.id ? this.doc.querySelector('label[for="' + el.id + '"]') : null;
+    return label ? label.textContent.trim() : key;
+  };
+
+  /** Put a query into the form. */
+  Sizer.prototype.fill = function (query) {
+    var fields = this.fields;
+    Object.keys(fields).forEach(function (key) {
+      fields[key].value = query[key];
+    });
+    var presets = Array.prototype.map.call(this.preset.options, function (o) {
+      return o.value;
+    });
+    this.preset.value =
+      query.bits !== "custom" && presets.indexOf(query.bits) >= 0 ? query.bits : "custom";
+    this.showCustomBits();
+  };
+
+  Sizer.prototype.showCustomBits = function () {
+    var custom = this.preset.value === "custom";
+    var wrapper = this.fields.bits.closest("[data-sizer-custom-bits]") || this.fields.bits;
+    wrapper.hidden = !custom;
+  };
+
+  /** The query the form holds. */
+  Sizer.prototype.read = function () {
+    var query = {};
+    var fields = this.fields;
+    Object.keys(fields).forEach(function (key) {
+      query[key] = fields[key].value;
+    });
+    if (this.preset.value !== "custom") query.bits = this.preset.value;
+    return merge(query, this.data.defaults);
+  };
+
+  Sizer.prototype.render = function (result) {
+    var self = this;
+    var doc = this.doc;
+    var empty = this.results.getAttribute("data-empty") || "";
+    Object.keys(this.fields).forEach(function (key) {
+      self.fields[key].removeAttribute("aria-invalid");
+    });
+    this.preset.removeAttribute("aria-invalid");
+    while (this.errorList.firstChild) this.errorList.removeChild(this.errorList.firstChild);
+    var body = this.table.tBodies[0];
+    while (body.firstChild) body.removeChild(body.firstChild);
+
+    var task = result.query.task;
+    var taskKnown = this.data.tasks.indexOf(task) >= 0;
+    Array.prototype.forEach.call(this.checklists, function (el) {
+      el.hidden = !(taskKnown && el.getAttribute("data-task-checklist") === task);
+    });
+
+    if (!result.valid) {
+      this.outputs.forEach(function (output) {
+        output.textContent = empty;
+      });
+      result.errors.forEach(function (error) {
+        var el = error.field === "bits" && self.preset.value !== "custom"
+          ? self.preset
+          : self.fields[error.field];
+        if (el) el.setAttribute("aria-invalid", "true");
+        var item = doc.createElement("li");
+        item.setAttribute("data-field", error.field);
+        item.setAttribute("data-reason", error.reason);
+        item.textContent =
+          self.label(error.field) + ": " + self.message("data-reason", error.reason);
+        self.errorList.appendChild(item);
+      });
+      this.errorBox.hidden = false;
+      this.quantizationNote.hidden = true;
+      this.results.setAttribute("data-state", "error");
+      return;
+    }
+
+    var shown = texts(result, this.symbols);
+    this.outputs.forEach(function (output) {
+      output.textContent = shown[output.id];
+    });
+    this.errorBox.hidden = true;
+    this.quantizationNote.hidden = !result.quantizationNotCounted;
+    this.results.setAttribute("data-state", "ok");
+    var sheets = this.data.sheets || {};
+    result.candidates.forEach(function (c, index) {
+      var row = doc.createElement("tr");
+      row.setAttribute("data-card-id", c.id);
+      row.setAttribute("data-status", c.status);
+      var cells = [
+        ["rank", String(index + 1)],
+        ["card", c.name],
+        ["nominal-gb", c.nominalGb === null ? "" : formatNumber(c.nominalGb, 0, self.symbols)],
+        ["nominal-gib", c.nominalGib === null ? "" : formatNumber(c.nominalGib, 2, self.symbols)],
+        [
+          "margin-gib",
+          c.nominalMarginGib === null ? "" : formatNumber(c.nominalMarginGib, 2, self.symbols),
+        ],
+        ["cost", c.cost === null ? "" : formatNumber(c.cost, 2, self.symbols) + " " + c.currency],
+        ["memory", c.requirements.memory],
+        ["package", c.requirements.package],
+        ["overall", c.status],
+      ];
+      cells.forEach(function (cell, column) {
+        var td = doc.createElement("td");
+        td.setAttribute("data-column", cell[0]);
+        if (column >= 6) {
+          td.setAttribute("data-status", cell[1]);
+          td.textContent = self.message("data-status", cell[1]);
+        } else if (cell[0] === "card" && sheets[c.id]) {
+          var link = doc.createElement("a");
+          link.href = sheets[c.id];
+          link.textContent = cell[1];
+          td.appendChild(link);
+        } else {
+          td.textContent = cell[1];
+        }
+        row.appendChild(td);
+      });
+      body.appendChild(row);
+    });
+  };
+
+  /** Recompute from the form, show it, and keep the URL in step. */
+  Sizer.prototype.update = function () {
+    this.showCustomBits();
+    var query = this.read();
+    var result = compute(query, this.data);
+    this.render(result);
+    var url =
+      this.win.location.pathname +
+      searchFromQuery(query, this.data.defaults) +
+      this.win.location.hash;
+    try {
+      this.win.history.replaceState(this.win.history.state, "", url);
+    } catch (error) {
+      // Some browsers refuse too many history updates in a row; the figures are still right.
+    }
+    return result;
+  };
+
+  /** Start the sizer on a page: state from the URL, then recompute on every input. */
+  function start(doc, win) {
+    var dataElement = doc.getElementById("sizer-data");
+    if (!dataElement || !doc.getElementById("sizer-form")) return null;
+    var sizer = new Sizer(doc, win, JSON.parse(dataElement.textContent));
+    var query = queryFromSearch(win.location.search, sizer.data.defaults);
+    sizer.fill(query);
+    sizer.render(compute(query, sizer.data));
+    var onInput = function () {
+      sizer.update();
+    };
+    sizer.form.addEventListener("input", onInput);
+    sizer.form.addEventListener("change", onInput);
+    sizer.form.addEventListener("submit", function (event) {
+      event.preventDefault();
+    });
+    return sizer;
+  }
+
+  function autostart(win) {
+    if (typeof win.document === "undefined") return;
+    var run = function () {
+      api.page = start(win.document, win);
+    };
+    if (win.document.readyState === "loading") {
+      win.document.addEventListener("DOMContentLoaded", run);
+    } else {
+      run();
+    }
+  }
+
+  var api = {
+    rational: rational,
+    exact: exact,
+    parseNumber: parseNumber,
+    parseCount: parseCount,
+    parsePositive: parsePositive,
+    parseNonNegative: parseNonNegative,
+    weightsBytes: weightsBytes,
+    gibToBytes: gibToBytes,
+    gib: gib,
+    kvCacheBytes: kvCacheBytes,
+    roundHalfUp: roundHalfUp,
+    formatNumber: formatNumber,
+    formatBytes: formatBytes,
+    loadCatalog: loadCatalog,
+    shortlist: shortlist,
+    compute: compute,
+    texts: texts,
+    describe: describe,
+    queryFromSearch: queryFromSearch,
+    searchFromQuery: searchFromQuery,
+    start: start,
+    autostart: autostart,
+    page: null,
+  };
+  return api;
+});

@@ -1,0 +1,330 @@
+"""The sizer page, built and in headless Chromium, against the Python core's answers.
+
+Every expected figure comes from `iteragpu.sizer_vectors.expected(query)`, never a literal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
+
+from iteragpu.sizer_vectors import CASES, DEFAULT_QUERY, TASKS, expected, vectors
+
+from . import test_browser
+from .conftest import LANGS, ROOT
+
+# test_browser.py's fixtures (a local http server on site/, Debian's Chromium, a fresh page).
+base_url = test_browser.base_url
+browser = test_browser.browser
+page = test_browser.page
+SCREENSHOTS = test_browser.SCREENSHOTS
+
+OUTPUT_IDS = ("weights-gib", "range-gib", "kv-bytes", "kv-gib")
+SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"
+CATALOG = ROOT / "src" / "iteragpu" / "data" / "gpu_catalog.json"
+_DATA = re.compile(r'<script type="application/json" id="sizer-data">([^<]*)</script>')
+# The Python message of each reason the page reports (iteragpu.parsing, sizer_vectors).
+PYTHON_MESSAGES = {
+    "not_count": "must be a positive whole number such as 7e9 or 7B",
+    "not_number": "must be a finite number",
+    "not_whole": "must be a whole number",
+    "not_positive": "must be positive",
+    "negative": "cannot be negative",
+    "unknown_task": "must be one of",
+}
+VALID_CASES = [case for case in CASES if expected(case)["valid"]]
+INVALID_CASES = [case for case in CASES if not expected(case)["valid"]]
+
+
+def _python_error_matches(error: str, field: str, reason: str) -> bool:
+    return reason in PYTHON_MESSAGES and error.startswith(f"{field} {PYTHON_MESSAGES[reason]}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The built page (no browser)
+# ---------------------------------------------------------------------------------------------
+
+
+def _embedded_data(site: Path, lang: str) -> dict[str, Any]:
+    html = (site / lang / "sizer" / "index.html").read_text("utf-8")
+    match = _DATA.search(html)
+    assert match, "the sizer page embeds no sizer data"
+    data: dict[str, Any] = json.loads(match.group(1))
+    return data
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_embeds_the_catalog_the_defaults_and_babel_symbols(site: Path, lang: str) -> None:
+    data = _embedded_data(site, lang)
+    assert data["lang"] == lang
+    assert data["defaults"] == DEFAULT_QUERY
+    assert data["tasks"] == list(TASKS)
+    assert data["catalog"] == json.loads(CATALOG.read_text("utf-8"))
+    for symbols_lang in LANGS:
+        assert data["symbols"][symbols_lang] == {
+            "decimal": get_decimal_symbol(symbols_lang),
+            "group": get_group_symbol(symbols_lang),
+            "minus": get_minus_sign_symbol(symbols_lang),
+        }
+    for card in data["catalog"]["cards"]:
+        sheet = data["sheets"].get(card["id"])
+        if sheet is not None:
+            assert (site / lang / "sizer" / sheet / "index.html").resolve().exists()
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_loads_the_published_script(site: Path, lang: str) -> None:
+    assert (site / lang / "assets" / "sizer.js").read_bytes() == SIZER_SCRIPT.read_bytes()
+    html = (site / lang / "sizer" / "index.html").read_text("utf-8")
+    assert '<script src="../assets/sizer.js"></script>' in html
+    for element_id in (*OUTPUT_IDS, "sizer-form", "sizer-candidates", "sizer-error"):
+        assert f'id="{element_id}"' in html
+    assert "sizer-data" not in (site / lang / "sizing" / "index.html").read_text("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# In Chromium
+# ---------------------------------------------------------------------------------------------
+
+
+def _open(page: Any, base_url: str, lang: str, query: dict[str, str] | None = None) -> None:
+    search = f"?{urlencode(query)}" if query else ""
+    page.goto(f"{base_url}/{lang}/sizer/{search}")
+    page.wait_for_selector("#sizer-results[data-state]", state="attached")
+
+
+def _figures(page: Any) -> dict[str, str]:
+    return {element_id: page.locator(f"#{element_id}").inner_text() for element_id in OUTPUT_IDS}
+
+
+def _rows(page: Any) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = page.evaluate(
+        """() => Array.from(document.querySelectorAll('#sizer-candidates tbody tr')).map(tr => {
+            const cell = (name) => tr.querySelector(`[data-column="${name}"]`);
+            return {
+                card_id: tr.dataset.cardId,
+                status: tr.dataset.status,
+                requirements: {
+                    memory: cell('memory').dataset.status,
+                    package: cell('package').dataset.status,
+                },
+                margin: cell('margin-gib').textContent,
+                status_texts: ['memory', 'package', 'overall'].map(n => cell(n).textContent),
+            };
+        })"""
+    )
+    return rows
+
+
+def _status_labels(page: Any) -> dict[str, str]:
+    labels: dict[str, str] = page.evaluate(
+        """() => Object.fromEntries(Array.from(
+            document.querySelectorAll('#sizer-messages [data-status]'),
+            el => [el.dataset.status, el.textContent.trim()]))"""
+    )
+    return labels
+
+
+def _url_query(page: Any) -> dict[str, str]:
+    parsed = parse_qs(urlsplit(page.url).query, keep_blank_values=True)
+    return {key: values[-1] for key, values in parsed.items()}
+
+
+def _form_query(page: Any) -> dict[str, str]:
+    query: dict[str, str] = page.evaluate("() => IteraGPUSizer.page.read()")
+    return query
+
+
+def _assert_shows(page: Any, lang: str, query: dict[str, str]) -> None:
+    want = expected(query)
+    assert want["valid"]
+    assert _figures(page) == want["text"][lang]
+    labels = _status_labels(page)
+    rows = _rows(page)
+    assert [row["card_id"] for row in rows] == [c["card_id"] for c in want["candidates"]]
+    for row, candidate in zip(rows, want["candidates"], strict=True):
+        assert row["status"] == candidate["status"]
+        assert row["requirements"] == candidate["requirements"]
+        assert row["margin"] == candidate["nominal_margin_text"].get(lang, "")
+        assert row["status_texts"] == [
+            labels[candidate["requirements"]["memory"]],
+            labels[candidate["requirements"]["package"]],
+            labels[candidate["status"]],
+        ]
+    note = page.locator("#sizer-quantization-note")
+    assert note.is_visible() == want["quantization_not_counted"]
+    assert page.locator("#sizer-error").is_hidden()
+    assert page.locator("#sizer-results").get_attribute("data-state") == "ok"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("query", VALID_CASES, ids=lambda q: urlencode(q) or "defaults")
+def test_a_shared_link_shows_the_python_figures(
+    page: Any,
+    base_url: str,
+    lang: str,
+    query: dict[str, str],
+) -> None:
+    _open(page, base_url, lang, query)
+    assert page.locator("html").get_attribute("lang") == lang
+    _assert_shows(page, lang, query)
+    assert _form_query(page) == {**DEFAULT_QUERY, **query}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_script_reproduces_every_vector(page: Any, base_url: str, lang: str) -> None:
+    _open(page, base_url, lang)
+    cases = vectors()["cases"]
+    described = page.evaluate(
+        """(queries) => {
+            const data = JSON.parse(document.getElementById('sizer-data').textContent);
+            return queries.map(q => IteraGPUSizer.describe(IteraGPUSizer.compute(q, data),
+                                                           data.symbols));
+        }""",
+        [case["query"] for case in cases],
+    )
+    assert len(described) == len(cases)
+    for case, got in zip(cases, described, strict=True):
+        want = case["expected"]
+        if want["valid"]:
+            assert got == want, case["query"]
+        else:
+            assert got["valid"] is False
+            assert _python_error_matches(want["error"], got["field"], got["reason"]), (
+                case["query"],
+                got,
+                want["error"],
+            )
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_editing_recomputes_and_the_url_reopens_the_same_state(
+    page: Any, base_url: str, lang: str
+) -> None:
+    _open(page, base_url, lang)
+    _assert_shows(page, lang, {})
+
+    page.fill("#sizer-params", "70e9")
+    _assert_shows(page, lang, {"params": "70e9"})
+    assert _url_query(page) == {**DEFAULT_QUERY, "params": "70e9"}
+
+    page.select_option("#sizer-bits-format", "8")
+    page.fill("#sizer-sequences", "4")
+    page.fill("#sizer-days", "2")
+    edited = {"params": "70e9", "bits": "8", "sequences": "4", "days": "2"}
+    _assert_shows(page, lang, edited)
+    assert _url_query(page) == {**DEFAULT_QUERY, **edited}
+
+    page.select_option("#sizer-bits-format", "custom")
+    assert page.locator("#sizer-bits").is_visible()
+    page.fill("#sizer-bits", "4.5")
+    page.fill("#sizer-window", "4096")
+    edited.update(bits="4.5", window="4096")
+    _assert_shows(page, lang, edited)
+    assert _url_query(page) == {**DEFAULT_QUERY, **edited}
+
+    shared = page.url
+    reopened = page.context.new_page()
+    reopened.goto(shared)
+    reopened.wait_for_selector("#sizer-results[data-state]", state="attached")
+    assert _figures(reopened) == _figures(page)
+    assert _form_query(reopened) == _form_query(page) == {**DEFAULT_QUERY, **edited}
+    assert reopened.locator("#sizer-bits-format").input_value() == "custom"
+    _assert_shows(reopened, lang, edited)
+    reopened.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_task_changes_the_checklist_not_the_figures(
+    page: Any, base_url: str, lang: str
+) -> None:
+    _open(page, base_url, lang)
+    before = _figures(page)
+    rows_before = _rows(page)
+    for task in (*TASKS[1:], TASKS[0]):
+        page.select_option("#sizer-task", task)
+        for other in TASKS:
+            checklist = page.locator(f'[data-task-checklist="{other}"]')
+            assert checklist.is_visible() == (other == task), (task, other)
+        assert page.locator(f'[data-task-checklist="{task}"] li').count() >= 5
+        assert _figures(page) == before == expected({"task": task})["text"][lang]
+        assert _rows(page) == rows_before
+        assert _url_query(page)["task"] == task
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_invalid_input_shows_the_error_state(page: Any, base_url: str, lang: str) -> None:
+    _open(page, base_url, lang)
+    _assert_shows(page, lang, {})
+    for value in ("-7e9", "0", "seven", "NaN", ""):
+        page.fill("#sizer-params", value)
+        want = expected({"params": value})
+        assert want["valid"] is False
+        _assert_error_state(page, {"params"})
+        item = page.locator("#sizer-error-list li").first
+        assert _python_error_matches(
+            want["error"], "params", item.get_attribute("data-reason") or ""
+        )
+        label = page.locator('label[for="sizer-params"]').inner_text().strip()
+        assert item.inner_text().startswith(label)
+    page.fill("#sizer-params", "7e9")
+    _assert_shows(page, lang, {})
+
+    for query in INVALID_CASES:
+        _open(page, base_url, lang, query)
+        fields = {key for key in query if key != "task"} or {"task"}
+        _assert_error_state(page, fields)
+        reasons = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#sizer-error-list li'),"
+            " li => [li.dataset.field, li.dataset.reason])"
+        )
+        field, reason = reasons[0]
+        assert _python_error_matches(expected(query)["error"], field, reason), (query, reasons)
+        if query.get("task"):
+            assert page.locator("[data-task-checklist]:visible").count() == 0
+
+
+def _assert_error_state(page: Any, fields: set[str]) -> None:
+    assert page.locator("#sizer-error").is_visible()
+    assert page.locator("#sizer-results").get_attribute("data-state") == "error"
+    placeholder = page.locator("#sizer-results").get_attribute("data-empty")
+    figures = _figures(page)
+    assert set(figures.values()) == {placeholder}, figures
+    assert not any(re.search(r"\d|NaN|undefined|Infinity", text) for text in figures.values())
+    assert page.locator("#sizer-candidates tbody tr").count() == 0
+    assert page.locator("#sizer-quantization-note").is_hidden()
+    shown = {
+        item.get_attribute("data-field") for item in page.locator("#sizer-error-list li").all()
+    }
+    assert shown == fields
+    messages = page.locator("#sizer-error-list").inner_text()
+    assert "NaN" not in messages and "undefined" not in messages
+    for field in fields:
+        element = page.locator(f'[data-sizer-key="{field}"]')
+        if field == "bits" and not element.is_visible():
+            element = page.locator("#sizer-bits-format")
+        assert element.get_attribute("aria-invalid") == "true", field
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_screenshots_of_the_sizer(page: Any, base_url: str, lang: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    _open(page, base_url, lang, {"params": "40e9", "reserve_gib": "8", "bits": "8"})
+    page.wait_for_load_state("networkidle")
+    target = SCREENSHOTS / f"{lang}-sizer.png"
+    page.screenshot(path=str(target), full_page=True)
+    assert target.stat().st_size > 10_000
