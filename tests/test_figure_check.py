@@ -171,3 +171,28 @@ def test_parity_catches_a_dropped_figure_snippet_and_anchor() -> None:
         "two-peaks.difference_of_peaks_gib" in f
         for f in parity_failures(ko, _doc(id_path, dropped_figure))
     )
+
+
+def test_pint_catches_a_byte_figure_that_disagrees_with_its_bytes() -> None:
+    from dataclasses import replace
+
+    from iteragpu.examples import figure
+    from iteragpu.figure_check import Token, pint_failures
+
+    doc = _doc(DOCS / "ko" / "measurement.md")
+    gib_figure = figure("weights-7b-16bit-reserve-4gib.weights_gib")
+    gb_figure = figure("weights-7b-16bit-reserve-4gib.weights_gb")
+    gib_token = Token(1, "", "13.04", 1, "GiB", "")
+    gb_token = Token(1, "", "14", 1, "GB", "")
+    assert pint_failures(doc, [(gb_token, gb_figure), (gib_token, gib_figure)]) == []
+    # A figure whose value claims GiB but holds GB arithmetic (14e9 / 10^9): pint disagrees.
+    confused = replace(gib_figure, value=gb_figure.value)
+    failures = pint_failures(doc, [(gb_token, gb_figure), (gib_token, confused)])
+    assert any("pint reads 13.04 GiB" in f for f in failures)
+
+
+def test_page_language_comes_from_its_tree() -> None:
+    assert page_lang(DOCS / "ko" / "gpus" / "rtx-4090.md") == "ko"
+    assert page_lang(DOCS / "id" / "sizing.md") == "id"
+    with pytest.raises(ValueError):
+        page_lang(DOCS / "root" / "index.md")
