@@ -15,19 +15,18 @@ Counters are stored as raw bytes; a value that was not read is `null`, never 0.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import platform
 import re
-import shutil
-import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import IO, Any, NoReturn, Protocol
+
+# Modules that only `environment` and `measure` need (platform, subprocess, shutil, warnings,
+# importlib) are imported where they are used: the `iteragpu` package imports this file for
+# `dense_weight_bytes`, and its commands should not pay for them.
 
 BYTES_PER_GB = 10**9
 BYTES_PER_GIB = 2**30
@@ -561,6 +560,9 @@ def import_torch() -> tuple[Any, str | None]:
     Warnings raised while importing (e.g. NumPy missing) are kept in IMPORT_WARNINGS for the
     environment report instead of being printed between the script's own lines.
     """
+    import importlib
+    import warnings
+
     module: Any = None
     why: str | None = None
     with warnings.catch_warnings(record=True) as caught:
@@ -579,6 +581,9 @@ IMPORT_WARNINGS: list[str] = []
 
 
 def _driver_version() -> tuple[str | None, str | None]:
+    import shutil
+    import subprocess
+
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return None, "nvidia-smi not found: driver version not read"
@@ -621,6 +626,8 @@ def collect_environment(
 
     Never raises: anything that cannot be read is `None` and listed under `missing`.
     """
+    import platform
+
     missing: list[str] = []
     env: dict[str, Any] = {
         "python": {
