@@ -15,7 +15,8 @@ LANGS: Final[tuple[Lang, ...]] = ("ko", "id")
 def format_number(value: int | Fraction, decimals: int, lang: str) -> str:
     """`value` rounded half-up to exactly `decimals` places, grouped and punctuated for `lang`.
 
-    >>> format_number(Fraction(14_000_000_000, 2**30), 2, "id")
+    >>> from iteragpu.units import gib
+    >>> format_number(gib(14_000_000_000), 2, "id")
     '13,04'
     >>> format_number(1_073_741_824, 0, "ko")
     '1,073,741,824'

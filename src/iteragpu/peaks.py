@@ -51,7 +51,8 @@ class PeaksReport:
 def two_peaks(readings: Sequence[tuple[int, int]]) -> PeaksReport:
     """Peaks and per-instant differences from (allocated, reserved) byte readings.
 
-    >>> GiB = 2**30
+    >>> from iteragpu.units import bytes_per
+    >>> GiB = int(bytes_per("GiB"))
     >>> report = two_peaks([(8 * GiB, 10 * GiB), (6 * GiB, 12 * GiB)])
     >>> report.difference_of_peaks_bytes // GiB
     4
