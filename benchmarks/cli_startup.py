@@ -36,28 +36,10 @@ def main() -> int:
     iteragpu = shutil.which("iteragpu") or sys.exit("iteragpu is not installed in this environment")
     _compile_package()
     baseline = [sys.executable, "-c", "import typer"]
+    weights = [iteragpu, "weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "4"]
     cases = {
-        "iteragpu weights --params 7e9 --bits 16 --reserve-gib 4": [
-            iteragpu,
-            "weights",
-            "--params",
-            "7e9",
-            "--bits",
-            "16",
-            "--reserve-gib",
-            "4",
-        ],
-        "  ... --json (no Babel: JSON numbers are not localised)": [
-            iteragpu,
-            "weights",
-            "--params",
-            "7e9",
-            "--bits",
-            "16",
-            "--reserve-gib",
-            "4",
-            "--json",
-        ],
+        "iteragpu weights --params 7e9 --bits 16 --reserve-gib 4": weights,
+        "  ... --json (no Babel: JSON numbers are not localised)": [*weights, "--json"],
         "iteragpu --help": [iteragpu, "--help"],
     }
     for command in [baseline, *cases.values()]:
