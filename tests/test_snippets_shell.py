@@ -1,0 +1,55 @@
+"""The shell commands that pages show (`snippets/*.sh`) run and do what the pages say."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from iteragpu.cli import app
+from iteragpu.lab import mesure_memoire
+
+SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"
+SCRIPT = Path(mesure_memoire.__file__)
+
+
+def _commands(name: str) -> list[list[str]]:
+    lines = (SNIPPETS / name).read_text("utf-8").splitlines()
+    return [shlex.split(line) for line in lines if line.strip()]
+
+
+def test_lab_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
+    commands = _commands("lab_commands.sh")
+    assert [c[2] for c in commands] == ["estimate", "environment", "measure"]
+    results = []
+    for command in commands:
+        assert command[:2] == ["python", "mesure_memoire.py"]
+        # -I -S: no site-packages, so no PyTorch, as on a machine without it.
+        results.append(
+            subprocess.run(
+                [sys.executable, "-I", "-S", str(SCRIPT), *command[2:]],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        )
+    estimate, environment, measure = results
+    assert estimate.returncode == 0
+    assert "14,000,000,000 B" in estimate.stdout and "17.04 GiB" in estimate.stdout
+    assert environment.returncode == 2 and "PyTorch" in environment.stdout + environment.stderr
+    assert measure.returncode == 2
+    assert not (tmp_path / "mesures.json").exists()
+    assert "Traceback" not in measure.stderr
+
+
+def test_install_snippet_commands_run() -> None:
+    runner = CliRunner()
+    commands = [c for c in _commands("cli_install.sh") if c[0] == "iteragpu"]
+    assert len(commands) >= 2
+    for command in commands:
+        result = runner.invoke(app, command[1:], prog_name="iteragpu")
+        assert result.exit_code == 0, (command, result.output)
