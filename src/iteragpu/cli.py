@@ -9,7 +9,6 @@ start-up, and evaluating them as strings costs several milliseconds per run (`no
 import json
 import sys
 from enum import StrEnum
-from fractions import Fraction
 from typing import Annotated, Any, NoReturn
 
 import click
@@ -100,13 +99,6 @@ def main_callback(
 
 def _emit_json(payload: dict[str, Any]) -> None:
     print(json.dumps(payload, ensure_ascii=False, indent=2))
-
-
-def _json_bytes(value: Fraction) -> int | str:
-    """Whole bytes as an integer; a fractional byte count (bits) as its exact decimal text."""
-    from iteragpu.units import exact_decimal_text
-
-    return int(value) if value.denominator == 1 else exact_decimal_text(value)
 
 
 @app.command(epilog=EPILOG)

@@ -51,14 +51,6 @@ class WorkedExample:
                 return figure
         raise KeyError(f"example {self.id!r} has no figure {key!r}")
 
-    @property
-    def inputs(self) -> tuple[Figure, ...]:
-        return tuple(f for f in self.figures if f.role == "input")
-
-    @property
-    def results(self) -> tuple[Figure, ...]:
-        return tuple(f for f in self.figures if f.role == "result")
-
 
 def _in(key: str, value: int | Fraction, unit: str = "", decimals: int = 0) -> Figure:
     return Figure(key, Fraction(value), unit, decimals, "input")

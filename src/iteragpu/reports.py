@@ -234,7 +234,9 @@ def shortlist_json(
                 "currency": c.currency,
                 "package_days": None if c.package is None else c.package.days,
                 "package_cards": None if c.package is None else c.package.cards,
+                "price_date": None if c.package is None else c.package.price_date,
                 "price_source": None if c.package is None else c.package.source,
+                "nominal_memory_source": c.card.nominal_memory_source,
                 "status": str(c.status),
                 "requirements": [
                     {"name": r.name, "status": str(r.status), "reason": r.reason, **r.detail}
