@@ -152,6 +152,8 @@ def test_cli_shortlist_json_and_tables(tmp_path: Path) -> None:
     first, second = payload["candidates"]
     assert (first["name"], first["nominal_memory_gb"], first["cost"]) == ("RTX 4090", 24, "47.14")
     assert first["nominal_memory_bytes"] == 24_000_000_000
+    # The guide gives no date for its prices: the catalog says so with null, not a made-up date.
+    assert first["price_date"] is None and "sizing guide" in first["price_source"]
     assert second["status"] == "check_needed"
     assert {r["name"]: r["status"] for r in first["requirements"]} == {
         "memory": "check_needed",
