@@ -15,7 +15,6 @@ import argparse
 import functools
 import gzip
 import http.server
-import os
 import shutil
 import statistics
 import sys
@@ -24,17 +23,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
-CHROMIUM = os.environ.get("ITERAGPU_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    # Chromium throttles history.replaceState after a few hundred calls in a row.
-    "--disable-ipc-flooding-protection",
-]
+sys.path.insert(0, str(ROOT / "tests" / "website"))
+from chromium import CHROMIUM  # noqa: E402  (the tests' launch settings, shared)
+from chromium import CHROMIUM_ARGS as TEST_CHROMIUM_ARGS  # noqa: E402
+
+# Chromium throttles history.replaceState after a few hundred calls in a row.
+CHROMIUM_ARGS = [*TEST_CHROMIUM_ARGS, "--disable-ipc-flooding-protection"]
 FRAME_MS = 16.0
 # Inputs the benchmark alternates between, so every edit changes the figures and the URL.
 EDITS = ("#sizer-params", ("7e9", "70e9", "1.5B", "13000000001", "40e9"))

@@ -33,6 +33,17 @@ def run_script(
     )
 
 
+# The phase records of the validation case: one warm-up record, one record per warm repeat.
+VALIDATION_PHASES = [
+    "model_load",
+    "inputs",
+    "cold_forward",
+    "warmup",
+    "warm_forward",
+    "warm_forward",
+]
+
+
 def validation_argv(output: Path, *extra: str) -> list[str]:
     """`measure` with the guide's validation case: batch 1, context 16, width 64, float32."""
     return [

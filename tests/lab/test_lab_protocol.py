@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 from lab_support import (
+    VALIDATION_PHASES,
     FakeCounterSource,
     FakeWorkload,
     fake_factory,
@@ -201,14 +202,7 @@ def test_measure_end_to_end_with_fake_backend(
     assert result["dimensions"] == {"batch": 1, "context": 16, "width": 64}
     assert result["policy"]["warmup_passes"] == 1 and result["policy"]["repeats"] == 2
     assert result["command_line"][1:] == validation_argv(out)
-    assert [p["phase"] for p in result["phases"]] == [
-        "model_load",
-        "inputs",
-        "cold_forward",
-        "warmup",
-        "warm_forward",
-        "warm_forward",
-    ]
+    assert [p["phase"] for p in result["phases"]] == VALIDATION_PHASES
     network = result["network"]
     width = 64
     assert network["parameter_count"] == 8 * width * width + 7 * width

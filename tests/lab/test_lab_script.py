@@ -6,6 +6,7 @@ import doctest
 import json
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,20 +41,18 @@ ESTIMATE_CASES = [
 ]
 
 
+def _estimate(
+    tmp_path: Path, parameters: int, bits: str, reserve: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    args = ["--parameters", str(parameters), "--bits", bits, "--reserve-gib", reserve, *extra]
+    return run_script("estimate", *args, cwd=tmp_path)
+
+
 @pytest.mark.parametrize(("parameters", "bits", "reserve"), ESTIMATE_CASES)
 def test_estimate_text_matches_exact_arithmetic(
     tmp_path: Path, parameters: int, bits: str, reserve: str
 ) -> None:
-    done = run_script(
-        "estimate",
-        "--parameters",
-        str(parameters),
-        "--bits",
-        bits,
-        "--reserve-gib",
-        reserve,
-        cwd=tmp_path,
-    )
+    done = _estimate(tmp_path, parameters, bits, reserve)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     exact = dense_weight_bytes(parameters, Fraction(bits))
@@ -87,17 +86,7 @@ def test_estimate_text_reproduces_the_guide(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("parameters", "bits", "reserve"), ESTIMATE_CASES)
 def test_estimate_json(tmp_path: Path, parameters: int, bits: str, reserve: str) -> None:
-    done = run_script(
-        "estimate",
-        "--parameters",
-        str(parameters),
-        "--bits",
-        bits,
-        "--reserve-gib",
-        reserve,
-        "--json",
-        cwd=tmp_path,
-    )
+    done = _estimate(tmp_path, parameters, bits, reserve, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     exact = dense_weight_bytes(parameters, Fraction(bits))

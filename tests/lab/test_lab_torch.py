@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from lab_support import FakeCounterSource, make_clock, run_script
+from lab_support import VALIDATION_PHASES, FakeCounterSource, make_clock, run_script
 
 from iteragpu.lab import mesure_memoire as mm
 
@@ -108,14 +108,7 @@ def test_notebook_protocol_runs_with_torch_on_cpu(torch, monkeypatch) -> None:  
     monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device: None)
     run = namespace["run_measurement"]
     phases = run("cpu", 1, 16, 64, "float32", 1, 2)  # type: ignore[operator]
-    assert [p["phase"] for p in phases] == [
-        "model_load",
-        "inputs",
-        "cold_forward",
-        "warmup",
-        "warm_forward",
-        "warm_forward",
-    ]
+    assert [p["phase"] for p in phases] == VALIDATION_PHASES
     assert all(p["status"] == "ok" for p in phases), phases
     predicted = namespace["predicted_parameter_bytes"](64, "float32")  # type: ignore[operator]
     network = mm.predict_network(64, "float32", 1, 16)

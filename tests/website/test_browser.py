@@ -14,17 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from .chromium import CHROMIUM, CHROMIUM_ARGS
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("ITERAGPU_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
 
