@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import doctest
 import json
+import subprocess
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
-import subprocess
 from pathlib import Path
 
 import pytest
