@@ -20,7 +20,8 @@ GOAL_RATIO = 1.2
 
 def _seconds(command: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Not check=True: the refused inputs end with exit code 2 on purpose.
+    subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -40,6 +41,27 @@ def main() -> int:
     cases = {
         "iteragpu weights --params 7e9 --bits 16 --reserve-gib 4": weights,
         "  ... --json (no Babel: JSON numbers are not localised)": [*weights, "--json"],
+        "iteragpu convert '24e9 B' GiB": [iteragpu, "convert", "24e9 B", "GiB"],
+        "iteragpu convert '2 gibibytes' MiB (a long name, no pint)": [
+            iteragpu,
+            "convert",
+            "2 gibibytes",
+            "MiB",
+        ],
+        # Refused by the parser before any arithmetic: as fast as a valid input.
+        "iteragpu weights --params <5,000 digits> --bits 16": [
+            iteragpu,
+            "weights",
+            "--params",
+            "7" * 5000,
+            "--bits",
+            "16",
+        ],
+        "iteragpu weights --params 7e9 --bits 1e-20000000": [
+            *weights[:4],
+            "--bits",
+            "1e-20000000",
+        ],
         "iteragpu --help": [iteragpu, "--help"],
     }
     for command in [baseline, *cases.values()]:

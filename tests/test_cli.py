@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from iteragpu import __version__
-from iteragpu.cli import app
+from iteragpu import __version__, kv_cache, weights
+from iteragpu.cli import MAX_DECIMALS, app
 from iteragpu.examples import registry
 from iteragpu.formatting import format_number
+from iteragpu.quantity import pint_registry
+from iteragpu.units import exact_decimal_text
 
 runner = CliRunner(env={"COLUMNS": "120"})
 
@@ -50,9 +59,10 @@ def test_weights_json_accepts_every_count_spelling(params: str) -> None:
     payload = json.loads(result.stdout)
     assert payload["weights_bytes"] == 14_000_000_000
     assert isinstance(payload["weights_bytes"], int)
-    assert round(payload["weights_gib"], 2) == 13.04
-    assert payload["reserve_gib"] == 4
-    assert round(payload["total_gib"], 2) == 17.04
+    assert payload["weights_gb"] == "14"
+    assert payload["weights_gib"] == exact_decimal_text(Fraction(14_000_000_000, 2**30))
+    assert payload["reserve_gib"] == "4"
+    assert payload["total_gib"] == exact_decimal_text(Fraction(14_000_000_000 + 4 * 2**30, 2**30))
     assert payload["total_bytes"] == 14_000_000_000 + 4 * 2**30
 
 
@@ -94,7 +104,8 @@ def test_kv_cache_json_four_sequences() -> None:
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["kv_cache_bytes"] == 4 * 1_073_741_824
-    assert payload["kv_cache_gib"] == 4
+    assert payload["kv_cache_gib"] == "4"
+    assert payload["kv_cache_gb"] == "4.294967296"
 
 
 @pytest.mark.parametrize(("lang", "number"), [("ko", "1,073,741,824"), ("id", "1.073.741.824")])
@@ -104,19 +115,54 @@ def test_kv_cache_table_with_window(lang: str, number: str) -> None:
     assert number in result.stdout
 
 
+LARGEST_KV = {
+    "layers": "1e4",
+    "kv_heads": "1e4",
+    "head_dim": "1e5",
+    "tokens": "1e9",
+    "bytes_per_value": "8",
+    "sequences": "1e6",
+}
+
+
 @pytest.mark.parametrize("lang", ["ko", "id"])
-def test_huge_sizes_stay_exact_in_tables(lang: str) -> None:
-    ones = {"layers": "1", "kv_heads": "1", "head_dim": "1", "bytes_per_value": "1"}
-    result = invoke(*kv_args(**ones, tokens="1e400", lang=lang))
+def test_the_largest_sizes_stay_exact_in_tables(lang: str) -> None:
+    result = invoke(*kv_args(**LARGEST_KV, lang=lang))
     assert result.exit_code == 0, result.output
-    exact = f"{2 * 10**400:,}"  # K and V: 2 x 10^400 bytes, grouped by Python, not Babel
+    exact = f"{2 * 10**4 * 10**4 * 10**5 * 10**9 * 8 * 10**6:,}"  # grouped by Python, not Babel
     assert (exact if lang == "ko" else exact.replace(",", ".")) in result.stdout
 
 
 def test_kv_cache_fractional_bytes_per_value_stays_exact() -> None:
-    ones = {"layers": "1", "kv_heads": "1", "head_dim": "1", "tokens": "1"}
-    result = invoke(*kv_args(**ones, bytes_per_value="0.5"), "--json")
-    assert json.loads(result.stdout)["kv_cache_bytes"] == 1
+    ones = {"layers": "1", "kv_heads": "1", "head_dim": "1", "tokens": "3"}
+    result = invoke(*kv_args(**ones, bytes_per_value="0.125"), "--json")
+    payload = json.loads(result.stdout)
+    # 2 x 3 x 0.125 = 0.75 B: one whole byte holds it, the exact value says what it is.
+    assert payload["kv_cache_bytes"] == 1
+    assert payload["kv_cache_bytes_exact"] == "0.75"
+    assert payload["bytes_per_value"] == "0.125"
+    assert payload["kv_cache_gib"] == exact_decimal_text(Fraction(3, 4 * 2**30))
+    table = invoke(*kv_args(**ones, bytes_per_value="0.125"))
+    assert "0.75" in table.stdout and "0.125" in table.stdout
+
+
+def test_weights_with_a_fractional_byte_count_round_up_and_state_the_exact_count() -> None:
+    payload = json.loads(invoke("weights", "--params", "7", "--bits", "4", "--json").stdout)
+    assert payload["weights_bytes"] == 4
+    assert payload["weights_bytes_exact"] == "3.5"
+    assert payload["weights_gb"] == "0.0000000035"
+    assert payload["weights_gib"] == exact_decimal_text(Fraction(7, 2 * 2**30))
+    assert "e" not in payload["weights_gib"].lower()
+    payload = json.loads(
+        invoke(
+            "weights", "--params", "3", "--bits", "1.58", "--reserve-gib", "0.1", "--json"
+        ).stdout
+    )
+    assert payload["bits"] == "1.58"
+    assert payload["weights_bytes_exact"] == "0.5925"
+    assert payload["reserve_bytes"] == 107_374_183  # 0.1 GiB = 107,374,182.4 B
+    assert payload["reserve_bytes_exact"] == "107374182.4"
+    assert payload["total_bytes_exact"] == "107374182.9925"
 
 
 @pytest.mark.parametrize(
@@ -132,7 +178,50 @@ def test_kv_cache_fractional_bytes_per_value_stays_exact() -> None:
 def test_convert_json(quantity: str, unit: str, byte_count: int, value: str) -> None:
     result = invoke("convert", quantity, unit, "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"bytes": byte_count, "value": value, "unit": unit}
+    expected = {"bytes": byte_count, "bytes_exact": str(byte_count), "value": value, "unit": unit}
+    assert json.loads(result.stdout) == expected
+
+
+@pytest.mark.parametrize(
+    ("quantity", "unit", "value"),
+    [
+        ("1 YB", "B", str(10**24)),  # was 999999999999999983222784 through pint's floats
+        ("1 yottabyte", "ZB", "1000"),
+        ("3 YiB", "B", str(3 * 2**80)),
+        ("1 B", "YiB", exact_decimal_text(Fraction(1, 2**80))),
+        ("1 B", "GiB", "0.000000000931322574615478515625"),  # every digit, no 9.3E-10
+        ("1 Yb", "B", str(10**24 // 8)),
+        ("2 gibibytes", "MiB", "2048"),
+        ("7 Bytes", "bits", "56"),
+        ("1_000 kilobit", "kB", "125"),
+    ],
+)
+def test_every_conversion_is_exact(quantity: str, unit: str, value: str) -> None:
+    result = invoke("convert", quantity, unit, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["value"] == value
+
+
+def test_bits_are_allowed_where_a_bit_unit_is_asked_for() -> None:
+    payload = json.loads(invoke("convert", "1 bit", "kb", "--json").stdout)
+    assert payload == {"bytes": 1, "bytes_exact": "0.125", "value": "0.001", "unit": "kb"}
+    payload = json.loads(invoke("convert", "0.5 B", "bit", "--json").stdout)
+    assert payload["value"] == "4"
+
+
+def test_convert_json_matches_pint_exactly() -> None:
+    ureg = pint_registry()
+    for quantity, unit, pint_name in [
+        ("24e9 B", "GiB", "gibibyte"),
+        ("1 YB", "B", "byte"),
+        ("143771 MiB", "GB", "gigabyte"),
+        ("1 Gb", "MiB", "mebibyte"),
+    ]:
+        number, _, pint_from = quantity.partition(" ")
+        names = {"B": "byte", "YB": "yottabyte", "MiB": "mebibyte", "Gb": "gigabit"}
+        theirs = ureg.Quantity(Fraction(number), names[pint_from]).to(pint_name).magnitude
+        ours = json.loads(invoke("convert", quantity, unit, "--json").stdout)["value"]
+        assert Fraction(ours) == theirs, quantity
 
 
 @pytest.mark.parametrize(("lang", "text"), [("ko", "22.35"), ("id", "22,35")])
@@ -160,8 +249,11 @@ def test_examples_run_all_reproduces_every_stated_figure(lang: str) -> None:
         assert example_json["title"] == example.title[lang]
         for fig_json, fig in zip(example_json["figures"], example.figures, strict=True):
             assert fig_json["stated"] == format_number(fig.value, fig.decimals, lang)
-            if fig.exact_bytes is not None:
-                assert Fraction(fig_json["bytes"]) == fig.exact_bytes
+            if fig.exact_bytes is None:
+                assert fig_json["bytes"] is None and fig_json["bytes_exact"] is None
+            else:
+                assert Fraction(fig_json["bytes_exact"]) == fig.exact_bytes
+                assert fig_json["bytes"] == math.ceil(fig.exact_bytes)
 
 
 @pytest.mark.parametrize(("lang", "needle"), [("ko", "13.04"), ("id", "13,04")])
@@ -172,6 +264,8 @@ def test_examples_run_one_table(lang: str, needle: str) -> None:
     assert "14" in result.stdout
 
 
+W = ["weights", "--params", "7e9", "--bits", "16"]
+
 BAD_INPUTS = [
     ("zero params", ["weights", "--params", "0", "--bits", "16"], "positive"),
     ("negative params", ["weights", "--params", "-7e9", "--bits", "16"], "positive"),
@@ -181,14 +275,10 @@ BAD_INPUTS = [
     ("fractional params", ["weights", "--params", "7.5", "--bits", "16"], "whole"),
     ("zero bits", ["weights", "--params", "7e9", "--bits", "0"], "positive"),
     ("negative bits", ["weights", "--params", "7e9", "--bits", "-4"], "positive"),
-    (
-        "negative reserve",
-        ["weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "-1"],
-        "negative",
-    ),
+    ("negative reserve", [*W, "--reserve-gib", "-1"], "negative"),
     ("missing option", ["weights", "--bits", "16"], "--params"),
-    ("unknown option", ["weights", "--params", "7e9", "--bits", "16", "--foo"], "--foo"),
-    ("unknown lang", ["weights", "--params", "7e9", "--bits", "16", "--lang", "fr"], "fr"),
+    ("unknown option", [*W, "--foo"], "--foo"),
+    ("unknown lang", [*W, "--lang", "fr"], "fr"),
     ("zero layers", kv_args(layers="0"), "positive"),
     ("nan bytes per value", kv_args(bytes_per_value="nan"), "number"),
     ("static smaller than tokens", kv_args(static_max_tokens="10"), "static"),
@@ -199,6 +289,51 @@ BAD_INPUTS = [
     ("nan quantity", ["convert", "nan GB", "GiB"], "number"),
     ("unknown example", ["examples", "run", "nope"], "nope"),
     ("id and --all", ["examples", "run", "two-peaks", "--all"], "--all"),
+    ("no command", [], "missing command (weights, kv-cache, convert"),
+    ("no examples command", ["examples"], "missing command (list, run)"),
+    # Part 4: exact units or a clear refusal (each was a wrong figure or a traceback).
+    ("target 1/0", ["convert", "24e9 B", "1/0"], "unknown unit '1/0'"),
+    ("target (", ["convert", "24e9 B", "("], "unknown unit '('"),
+    ("target millibyte", ["convert", "24e9 B", "millibyte"], "fraction of a byte"),
+    ("a millibyte", ["convert", "1 millibyte", "B"], "fraction of a byte"),
+    ("ten decibytes", ["convert", "10 decibyte", "B"], "fraction of a byte"),
+    ("a bit in bytes", ["convert", "1 bit", "B"], "not a whole number of bytes"),
+    ("half a byte in kB", ["convert", "0.5 B", "kB"], "not a whole number of bytes"),
+    ("half a bit", ["convert", "1.5 bit", "bit"], "not a whole number of bits"),
+    ("lower-case gb", ["convert", "1 gb", "B"], "unknown unit 'gb'"),
+    # Part 5: bounded input, one grammar (each was a traceback, a hang or a silent accept).
+    ("params 1e400", [*W[:2], "1e400", *W[3:], "--json"], "exponent out of range"),
+    ("5,000-digit params", ["weights", "--params", "7" * 5000, "--bits", "16"], "too many digits"),
+    ("bits 1e-20000000", ["weights", "--params", "7e9", "--bits", "1e-20000000"], "exponent"),
+    (
+        "huge exponent digits",
+        ["weights", "--params", "1e" + "9" * 5000, "--bits", "16"],
+        "exponent",
+    ),
+    ("params 1e16", ["weights", "--params", "1e16", "--bits", "16"], "at most 1e15"),
+    ("params 2e12K", ["weights", "--params", "2e12K", "--bits", "16"], "at most 1e15"),
+    ("bits 65", ["weights", "--params", "7e9", "--bits", "65"], "at most 64"),
+    ("reserve 1e7 GiB", [*W, "--reserve-gib", "1e7"], "at most 1e6"),
+    ("layers 10001", kv_args(layers="10001"), "--layers must be at most"),
+    ("kv heads 1e5", kv_args(kv_heads="1e5"), "--kv-heads must be at most"),
+    ("head dim 1e6", kv_args(head_dim="1e6"), "--head-dim must be at most"),
+    ("tokens 2e9", kv_args(tokens="2e9"), "--tokens must be at most"),
+    ("window 2e9", kv_args(window="2e9"), "--window must be at most"),
+    ("static 2e9", kv_args(static_max_tokens="2e9"), "--static-max-tokens must be at most"),
+    ("sequences 1e7", kv_args(sequences="1e7"), "--sequences must be at most"),
+    ("bytes per value 9", kv_args(bytes_per_value="9"), "--bytes-per-value must be at most"),
+    ("tokens 1e400", kv_args(tokens="1e400"), "exponent"),
+    ("quantity 1e400", ["convert", "1e400 B", "GiB"], "exponent"),
+    ("quantity digits", ["convert", "9" * 5000 + " B", "GiB"], "too many digits"),
+    ("fullwidth bits", ["weights", "--params", "7e9", "--bits", "\uff11\uff16"], "FULLWIDTH DIGIT"),
+    ("Arabic-Indic params", ["weights", "--params", "\u0667e9", "--bits", "16"], "U+0667"),
+    ("Devanagari tokens", kv_args(tokens="\u096e\u0967\u096f\u0968"), "DEVANAGARI"),
+    ("fullwidth quantity", ["convert", "\uff15 GB", "GiB"], "digits 0-9"),
+    ("fullwidth decimals", ["convert", "24e9 B", "GiB", "--decimals", "\uff13"], "digits 0-9"),
+    ("decimals 31", ["convert", "24e9 B", "GiB", "--decimals", "31"], "at most 30"),
+    ("decimals 1.5", ["convert", "24e9 B", "GiB", "--decimals", "1.5"], "whole"),
+    ("double underscore", ["weights", "--params", "7__000", "--bits", "16"], "number"),
+    ("long junk", ["weights", "--params", "x" * 100_000, "--bits", "16"], "100000 characters"),
 ]
 
 
@@ -211,6 +346,7 @@ def test_bad_input_is_one_line_and_exit_2(name: str, args: list[str], needle: st
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("iteragpu: error: ")
     assert needle in lines[0]
+    assert len(lines[0]) < 400  # an input is quoted cut short, never 5,000 digits back
     assert "Traceback" not in result.output
 
 
@@ -233,22 +369,215 @@ def test_console_script_and_module_entry_points() -> None:
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
-def test_fast_paths_import_neither_torch_nor_pint() -> None:
+@pytest.mark.parametrize(
+    ("args", "absent"),
+    [
+        (["weights", "--params", "7e9", "--bits", "16"], ("torch", "pint")),
+        (["convert", "2 gibibytes", "MiB"], ("torch", "pint")),  # a long name: no pint either
+        (["convert", "1 YB", "B", "--json"], ("torch", "pint", "babel")),
+        (kv_args(), ("torch", "pint")),
+        (["--help"], ("torch", "pint", "babel")),
+    ],
+)
+def test_fast_paths_import_neither_torch_nor_pint(args: list[str], absent: tuple[str, ...]) -> None:
     code = (
         "import sys\n"
         "from iteragpu.cli import app\n"
         "try:\n"
-        "    app(['weights', '--params', '7e9', '--bits', '16'], prog_name='iteragpu')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(sorted(m for m in ('torch', 'pint') if m in sys.modules))\n"
+        f"    app({args!r}, prog_name='iteragpu')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        f"print(sorted(m for m in {absent!r} if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
-    code_help = code.replace(
-        "['weights', '--params', '7e9', '--bits', '16']", "['--help']"
-    ).replace("('torch', 'pint')", "('torch', 'pint', 'babel')")
-    out = subprocess.run(
-        [sys.executable, "-c", code_help], capture_output=True, text=True, check=True
+
+
+# ---------------------------------------------------------------------------------------------
+# One JSON convention for every command
+# ---------------------------------------------------------------------------------------------
+
+JSON_COMMANDS = [
+    ["weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "4"],
+    ["weights", "--params", "13000000001", "--bits", "4.5", "--reserve-gib", "0.1"],
+    kv_args(sequences="4"),
+    kv_args(bytes_per_value="0.125", tokens="3", window="2"),
+    ["convert", "24e9 B", "GiB"],
+    ["convert", "1 bit", "Mb"],
+    ["examples", "run", "--all"],
+    ["examples", "list"],
+]
+
+
+def _no_float(text: str) -> float:
+    raise AssertionError(f"a float in the JSON output: {text}")
+
+
+def _objects(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _objects(value)
+
+
+@pytest.mark.parametrize("args", JSON_COMMANDS, ids=[" ".join(a[:2]) for a in JSON_COMMANDS])
+def test_json_states_every_quantity_one_way(args: list[str]) -> None:
+    result = invoke(*args, "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout, parse_float=_no_float)
+    for obj in _objects(payload):
+        for key, value in obj.items():
+            if key.endswith("_bytes") or key == "bytes":
+                assert value is None or type(value) is int, (key, value)
+                exact = obj.get(f"{key}_exact")
+                assert (value, exact) == (None, None) or value == math.ceil(Fraction(exact))
+            elif key.endswith(("_bytes_exact", "_gib", "_gb")) or key in ("exact", "value"):
+                assert value is None or isinstance(value, str), (key, value)
+                if value is not None:
+                    assert Fraction(value) == Fraction(Decimal(value))  # plain decimal text
+                    assert "e" not in value.lower() and "/" not in value
+        for unit, per_unit in (("gib", 2**30), ("gb", 10**9)):
+            for key in [k for k in obj if k.endswith(f"_{unit}")]:
+                stem = key.removesuffix(f"_{unit}")
+                if f"{stem}_bytes_exact" in obj:
+                    exact = Fraction(obj[f"{stem}_bytes_exact"]) / per_unit
+                    assert obj[key] == exact_decimal_text(exact), key
+
+
+# ---------------------------------------------------------------------------------------------
+# Writes that fail, inputs that try to hang
+# ---------------------------------------------------------------------------------------------
+
+CLI = [sys.executable, "-m", "iteragpu"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["weights", "--params", "7e9", "--bits", "16"],
+        ["convert", "24e9 B", "GiB", "--json"],
+        ["examples", "run", "--all"],
+        ["--help"],
+    ],
+)
+def test_a_full_disk_is_one_line_and_exit_2(args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*CLI, *args], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "iteragpu: error: could not write the output: No space left on device"
+    ]
+
+
+def test_a_closed_pipe_is_one_line_and_exit_2() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody reads: the write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [*CLI, "examples", "run", "--all"], stdout=write_end, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("iteragpu: error: could not write the output")
+
+
+ADVERSARIAL = [
+    ["weights", "--params", "1e400", "--bits", "16", "--json"],
+    ["weights", "--params", "7" * 5000, "--bits", "16"],
+    ["weights", "--params", "7e9", "--bits", "1e-20000000"],
+    ["weights", "--params", "7e9", "--bits", "1e" + "9" * 100_000],
+    ["weights", "--params", "1" + "_1" * 60_000, "--bits", "16"],
+    ["weights", "--params", " " * 60_000 + "x", "--bits", "16"],
+    ["weights", "--params", "7e9", "--bits", "0." + "0" * 100_000 + "1"],
+    ["weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "9" * 100_000],
+    kv_args(tokens="1e99999999"),
+    kv_args(bytes_per_value="1e-99999999"),
+    ["convert", "1e99999999 YiB", "B"],
+    ["convert", "1" * 100_000 + " B", "GiB"],
+    ["convert", "1 " + "B" * 100_000, "GiB"],
+    ["convert", "1" + " " * 100_000 + "2 GiB", "B"],
+    ["convert", "24e9 B", "x" * 100_000],
+    ["convert", "24e9 B", "GiB", "--decimals", "9" * 100_000],
+]
+
+
+def test_adversarial_inputs_are_refused_at_once() -> None:
+    # In a child process with a deadline, so that a regression fails instead of hanging the run.
+    # The bound is generous on purpose: the parser refuses each input before any arithmetic, so
+    # the whole batch takes milliseconds; before, `--bits 1e-20000000` alone ran for minutes.
+    code = (
+        "import json, sys\n"
+        "from typer.testing import CliRunner\n"
+        "from iteragpu.cli import app\n"
+        "runner = CliRunner()\n"
+        "out = []\n"
+        "for args in json.load(sys.stdin):\n"
+        "    r = runner.invoke(app, args, prog_name='iteragpu')\n"
+        "    out.append([r.exit_code, r.stdout, r.stderr])\n"
+        "print(json.dumps(out))\n"
     )
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(ADVERSARIAL),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    for args, (exit_code, stdout, stderr) in zip(ADVERSARIAL, json.loads(done.stdout), strict=True):
+        shown = [a[:30] for a in args]
+        assert exit_code == 2, (shown, stderr)
+        assert stdout == ""
+        lines = stderr.splitlines()
+        assert len(lines) == 1 and len(lines[0]) < 400, (shown, stderr[:500])
+
+
+# ---------------------------------------------------------------------------------------------
+# The documented bounds are the enforced ones
+# ---------------------------------------------------------------------------------------------
+
+_BOUND_ROW = re.compile(r"^\| ((?:`--[a-z-]+`(?:, )?)+) \| `([0-9e]+)` \|$", re.MULTILINE)
+ENFORCED_BOUNDS = {
+    "--params": weights.MAX_PARAMETERS,
+    "--bits": weights.MAX_BITS,
+    "--reserve-gib": weights.MAX_RESERVE_GIB,
+    "--layers": kv_cache.MAX_LAYERS,
+    "--kv-heads": kv_cache.MAX_KV_HEADS,
+    "--head-dim": kv_cache.MAX_HEAD_DIM,
+    "--tokens": kv_cache.MAX_TOKENS,
+    "--window": kv_cache.MAX_TOKENS,
+    "--static-max-tokens": kv_cache.MAX_TOKENS,
+    "--sequences": kv_cache.MAX_SEQUENCES,
+    "--bytes-per-value": kv_cache.MAX_BYTES_PER_VALUE,
+    "--decimals": MAX_DECIMALS,
+}
+
+
+@pytest.mark.parametrize("lang", ["ko", "id"])
+def test_the_cli_page_states_the_enforced_bounds(lang: str) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / lang / "cli.md").read_text("utf-8")
+    documented = {
+        option.strip("`"): int(Fraction(Decimal(limit)))
+        for options, limit in _BOUND_ROW.findall(page)
+        for option in options.split(", ")
+    }
+    assert documented == ENFORCED_BOUNDS
+
+
+@pytest.mark.parametrize(("option", "limit"), sorted(ENFORCED_BOUNDS.items()))
+def test_each_bound_is_inclusive(option: str, limit: int) -> None:
+    base = {"--decimals": ["convert", "24e9 B", "GiB"]}.get(option, W if option in W else [])
+    base = base or ([*W, "--reserve-gib", "0"] if option == "--reserve-gib" else kv_args())
+    args = list(base)
+    if option in args:
+        del args[args.index(option) : args.index(option) + 2]
+    assert invoke(*args, option, str(limit)).exit_code == 0
+    fractional = option in ("--bits", "--reserve-gib", "--bytes-per-value")
+    past = invoke(*args, option, f"{limit}.000001" if fractional else str(limit + 1))
+    assert past.exit_code == 2 and f"{option} must be at most" in past.stderr, past.output

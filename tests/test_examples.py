@@ -94,7 +94,7 @@ def test_two_peaks_difference_is_observed_at_no_instant() -> None:
 
 def test_every_byte_figure_agrees_with_pint(ureg) -> None:
     checked = 0
-    names = {"B": "byte", "GB": "gigabyte", "GiB": "gibibyte"}
+    names = {"B": "byte", "GB": "gigabyte", "GiB": "gibibyte", "MiB": "mebibyte"}
     for example in registry().values():
         for f in example.figures:
             if f.exact_bytes is None:
@@ -106,7 +106,7 @@ def test_every_byte_figure_agrees_with_pint(ureg) -> None:
 
 
 def test_keys_name_their_unit() -> None:
-    suffix = {"B": "_bytes", "GB": "_gb", "GiB": "_gib", "USD": "_usd"}
+    suffix = {"B": "_bytes", "GB": "_gb", "GiB": "_gib", "MiB": "_mib", "USD": "_usd"}
     for example in registry().values():
         for f in example.figures:
             if f.unit in suffix:
@@ -130,9 +130,31 @@ def test_registry_lists_every_worked_example_of_the_guides() -> None:
         "convert-24e9-bytes",
         "two-peaks",
         "shortlist-7b",
+        "lab-predict-validation",
+        "lab-not-predicted",
         "card-rtx-4090",
         "card-rtx-6000-ada",
     }
+
+
+@pytest.mark.parametrize(
+    ("card_id", "declared_mib", "declared_gib_ko"),
+    [("rtx-4090", 24564, "23.99"), ("rtx-6000-ada", 49140, "47.99")],
+)
+def test_gpu_sheets_state_the_declared_capacity_beside_the_nominal_convention(
+    card_id: str, declared_mib: int, declared_gib_ko: str
+) -> None:
+    sheet = registry()[f"card-{card_id}"]
+    assert sheet.figure("declared_mib").value == declared_mib
+    assert sheet.figure("declared_bytes").exact_bytes == declared_mib * 2**20
+    assert format_number(sheet.figure("declared_gib").value, 2, "ko") == declared_gib_ko
+    # The nominal figure read as decimal GB is below what the card declares.
+    assert sheet.figure("nominal_bytes").value < sheet.figure("declared_bytes").value
+
+
+def test_the_shortlist_example_derives_no_margin_from_the_nominal_figure() -> None:
+    keys = {f.key for f in registry()["shortlist-7b"].figures}
+    assert not any("margin" in key or key.endswith("nominal_gib") for key in keys)
 
 
 def test_unknown_references_fail_loudly() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,172 @@ def test_page_language_comes_from_its_tree() -> None:
     assert page_lang(DOCS / "id" / "sizing.md") == "id"
     with pytest.raises(ValueError):
         page_lang(DOCS / "root" / "index.md")
+
+
+# --- Table headers: the unit a header names is the unit of the figures in its column ----------
+
+_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+# The ways the pages write a unit in a header, each with the unit it means. Written here
+# independently of the checker, so that a header the checker stops reading still gets mutants.
+_HEADER_UNIT_TEXT = re.compile(
+    r"(?<![A-Za-z])(?P<symbol>GiB|GB|MiB|MB|B|USD)(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?P<word>[Bb]ytes?|[Hh]ari)(?![A-Za-z])"
+    r"|(?P<korean>바이트)|\((?P<day>일)\)"
+)
+_UNIT_OF_TEXT = {"byte": "B", "bytes": "B", "바이트": "B", "hari": "day", "일": "day"}
+# A different unit to swap in: each of these names a different quantity or scale.
+_SWAPPED = {
+    "GiB": "GB",
+    "GB": "GiB",
+    "MiB": "MB",
+    "MB": "MiB",
+    "B": "GB",
+    "USD": "GB",
+    "day": "GiB",
+}
+# Unit columns per page, at least (both languages): a header the test stops finding fails here.
+_UNIT_COLUMNS = {
+    "measurement.md": 3,
+    "sizing.md": 4,
+    "gpus/rtx-4090.md": 5,
+    "gpus/rtx-6000-ada.md": 5,
+}
+
+
+def _header_unit_mutants(path: Path):
+    """Yield (header line, column number, swapped unit, mutated text) per unit-naming header."""
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    in_fence = False
+    for index, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if in_fence or "|" not in line or not _DELIMITER_ROW.match(lines[index + 1]):
+            continue
+        edges = [i for i, ch in enumerate(line) if ch == "|"]
+        for number, (left, right) in enumerate(pairwise(edges), 1):
+            cell = line[left + 1 : right]
+            mentions = list(_HEADER_UNIT_TEXT.finditer(cell))
+            if not mentions:
+                continue
+            units = {
+                _UNIT_OF_TEXT.get(m.group(m.lastgroup).lower(), m.group(m.lastgroup))
+                for m in mentions
+            }
+            assert len(units) == 1, f"{path}:{index + 1}: header {cell!r} names {units}"
+            swapped = _SWAPPED[units.pop()]
+
+            def swap(match: re.Match[str], swapped: str = swapped) -> str:
+                return f"({swapped})" if match["day"] else swapped
+
+            mutated_line = line[: left + 1] + _HEADER_UNIT_TEXT.sub(swap, cell) + line[right:]
+            yield (
+                index + 1,
+                number,
+                swapped,
+                "".join([*lines[:index], mutated_line, *lines[index + 1 :]]),
+            )
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+def test_swapping_the_unit_of_any_table_header_fails(path: Path) -> None:
+    mutants = list(_header_unit_mutants(path))
+    name = path.relative_to(DOCS / page_lang(path)).as_posix()
+    assert len(mutants) >= _UNIT_COLUMNS.get(name, 0), name
+    if not mutants:
+        pytest.skip("no table header names a unit")
+    for line, number, swapped, text in mutants:
+        failures = check_page(_doc(path, text)).failures
+        expected = f"{path}:{line}: column {number} "
+        assert any(f.startswith(expected) and f"names {swapped}" in f for f in failures), (
+            f"swapping the unit of {path.name}:{line} column {number} to {swapped} passed: "
+            f"{failures}"
+        )
+
+
+def test_a_gb_header_over_gib_totals_fails_with_file_and_line() -> None:
+    path = DOCS / "ko" / "sizing.md"
+    text = path.read_text("utf-8")
+    assert text.count("합계(GiB)") == 1
+    failures = check_page(_doc(path, text.replace("합계(GiB)", "합계(GB)"))).failures
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "합계(GiB)" in row)
+    [column] = [f for f in failures if "column" in f]
+    assert column.startswith(f"{path}:{line}: column 5 '합계(GB)' names GB, but its figures")
+    assert "19.04 on line" in column and "total_gib) is in GiB" in column
+    # pint reads the cells in the header's unit, independently of the registry's unit
+    assert any("pint reads 19.04 GB" in f for f in failures)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_gb_header_over_a_gib_conversion_fails_on_a_gpu_sheet(lang: str) -> None:
+    path = DOCS / lang / "gpus" / "rtx-4090.md"
+    text = path.read_text("utf-8")
+    # the first GiB column: the nominal capacity converted
+    failures = check_page(_doc(path, text.replace("(GiB) |", "(GB) |", 1))).failures
+    assert any(": column 3 " in f and "names GB" in f and "nominal_gib" in f for f in failures)
+
+
+def _synthetic(lang: str, table: str, ledger: list[str], literals: dict[str, object] | None = None):
+    import yaml
+
+    front = yaml.safe_dump({"figures": {"ledger": ledger, "literals": literals or {}}})
+    return _doc(DOCS / lang / "synthetic.md", f"---\n{front}---\n# T\n\n{table}\n")
+
+
+TOTAL_16 = "weights-7b-16bit-reserve-6gib.total_gib"
+
+
+def test_a_column_without_a_unit_must_not_hold_gib_figures() -> None:
+    failures = check_page(_synthetic("ko", "| 합계 |\n| ---: |\n| 19.04 |", [TOTAL_16])).failures
+    assert len(failures) == 1
+    assert "synthetic.md:" in failures[0] and "names no unit" in failures[0]
+    assert "19.04 on line" in failures[0] and "is in GiB" in failures[0]
+    # ... unless each cell states its unit after the number
+    assert (
+        check_page(_synthetic("ko", "| 합계 |\n| ---: |\n| 19.04 GiB |", [TOTAL_16])).failures == []
+    )
+    assert (
+        check_page(_synthetic("ko", "| 합계(GiB) |\n| ---: |\n| 19.04 |", [TOTAL_16])).failures
+        == []
+    )
+
+
+def test_a_cell_unit_that_contradicts_its_header_fails() -> None:
+    gb = "weights-7b-16bit-reserve-6gib.weights_gb"
+    failures = check_page(_synthetic("ko", "| 가중치(GiB) |\n| --- |\n| 14 GB |", [gb])).failures
+    assert any("column 1 '가중치(GiB)' names GiB" in f and "is in GB" in f for f in failures)
+
+
+def test_a_header_naming_two_units_fails() -> None:
+    failures = check_page(
+        _synthetic("id", "| Total (GB/GiB) |\n| ---: |\n| 19,04 |", [TOTAL_16])
+    ).failures
+    assert any("names several units (GB, GiB)" in f for f in failures)
+
+
+def test_a_byte_column_holds_registry_figures_only() -> None:
+    table = "| Bobot (byte) |\n| ---: |\n| 42 |"
+    failures = check_page(_synthetic("id", table, ["lit.answer"], {"answer": 42})).failures
+    assert any("names B" in f and "is a literal" in f for f in failures)
+
+
+def test_tables_are_read_by_column_with_or_without_outer_pipes() -> None:
+    days = "card-rtx-4090.package_1_days"
+    price = "card-rtx-4090.package_1_price_usd"
+    good = "Hari | Harga (USD)\n---|---:\n3 | 47,14"
+    assert check_page(_synthetic("id", good, [days, price])).failures == []
+    swapped = "Harga (USD) | Hari\n---|---:\n3 | 47,14"
+    failures = check_page(_synthetic("id", swapped, [days, price])).failures
+    assert any("column 1 'Harga (USD)' names USD" in f and "is in day" in f for f in failures)
+    assert any("column 2 'Hari' names day" in f and "is in USD" in f for f in failures)
+    # a pipe in prose or in a code fence makes no table
+    fenced = "```\n| 합계(GB) |\n| --- |\n| 19.04 |\n```\n\n합계는 19.04 GiB | 끝"
+    assert check_page(_synthetic("ko", fenced, [TOTAL_16])).failures == []
+
+
+def test_parity_catches_a_header_unit_dropped_in_one_language() -> None:
+    ko = _doc(DOCS / "ko" / "sizing.md")
+    id_path = DOCS / "id" / "sizing.md"
+    text = id_path.read_text("utf-8")
+    assert text.count("Cadangan (GiB)") == 1
+    dropped = _doc(id_path, text.replace("Cadangan (GiB)", "Cadangan"))
+    assert any("table header units" in f for f in parity_failures(ko, dropped))

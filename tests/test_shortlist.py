@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -13,47 +14,122 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from iteragpu.catalog import Card, RentalPackage, load_catalog
+from iteragpu.catalog import Card, DeclaredMemory, RentalPackage, load_catalog
 from iteragpu.cli import app
-from iteragpu.evidence import EvidenceError, read_evidence
+from iteragpu.evidence import MAX_EVIDENCE_BYTES, EvidenceError, read_evidence
 from iteragpu.examples import figure
-from iteragpu.formatting import format_number
 from iteragpu.lab import mesure_memoire as mm
+from iteragpu.messages import MESSAGES
 from iteragpu.shortlist import Status, shortlist
+from iteragpu.units import bytes_per
 
 sys.path.insert(0, str(Path(__file__).parent / "lab"))
 from lab_support import fake_factory, load_schema, make_clock, validation_argv
 
-runner = CliRunner(env={"COLUMNS": "160"})
+runner = CliRunner(env={"COLUMNS": "200"})
 GUIDE_NEED_GIB = figure("shortlist-7b.need_gib").value  # exact 7e9 x 2 B + 6 GiB, in GiB
 GIB = 2**30
+MIB = 2**20
+RTX_4090 = "NVIDIA GeForce RTX 4090"
+RTX_6000 = "NVIDIA RTX 6000 Ada Generation"
 
 
 def invoke(*args: str):  # type: ignore[no-untyped-def]
     return runner.invoke(app, list(args), prog_name="iteragpu")
 
 
-def test_guide_example_two_candidates_of_different_capacity() -> None:
+def by_id(candidates: list[Any]) -> dict[str, Any]:
+    return {c.card.id: c for c in candidates}
+
+
+def memory(candidate: Any) -> Any:
+    (requirement,) = [r for r in candidate.requirements if r.name == "memory"]
+    return requirement
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalog: nominal, declared
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_declared_bytes_are_what_the_cited_output_prints() -> None:
+    for card in load_catalog():
+        assert card.declared is not None, card.id
+        d = card.declared
+        assert d.bytes == d.reported * bytes_per(d.reported_unit), card.id
+        assert d.resolution_bytes == bytes_per(d.reported_unit)  # nvidia-smi prints whole MiB
+        assert d.url.startswith("https://") and d.date and d.tool
+        assert card.device_names, card.id
+        # Sold as "24 GB", declared above the decimal reading: the convention is not the memory.
+        assert card.nominal_memory_bytes is not None
+        assert d.bytes > card.nominal_memory_bytes
+
+
+def test_guide_example_two_candidates_to_review_and_no_rank() -> None:
     ranked = shortlist(GUIDE_NEED_GIB, 3)
-    assert [c.card.id for c in ranked] == ["rtx-4090", "rtx-6000-ada"]  # cheaper first
+    assert [c.card.id for c in ranked] == ["rtx-4090", "rtx-6000-ada"]  # catalogue order
     for candidate in ranked:
-        # Nominal capacity above the need is not proof: memory stays "check needed".
+        # Nominal capacity above the need is not proof: memory stays "check needed", no rank.
         assert {r.name: r.status for r in candidate.requirements} == {
             "memory": Status.CHECK_NEEDED,
             "package": Status.FIT,
         }
+        assert memory(candidate).reason == "nominal_not_proof"
         assert candidate.status is Status.CHECK_NEEDED
+        assert candidate.rank is None
     assert [c.cost for c in ranked] == [Decimal("47.14"), Decimal("55.71")]
-    margins = [format_number(c.nominal_margin_gib or 0, 2, "ko") for c in ranked]
-    assert margins == ["3.31", "25.66"]
-    assert ranked[0].nominal_margin_gib == Fraction(24 * 10**9, GIB) - GUIDE_NEED_GIB
 
 
-def test_a_card_below_the_need_is_excluded_and_ranks_last_whatever_its_price() -> None:
+def test_a_need_above_nominal_but_within_declared_does_not_exclude_the_4090() -> None:
+    # 23 GiB is more than 24 GB read as 22.35 GiB, and less than the 24,564 MiB the card declares.
+    candidate = by_id(shortlist(Fraction(23), 3))["rtx-4090"]
+    assert memory(candidate).status is Status.CHECK_NEEDED
+    assert memory(candidate).reason == "above_nominal_within_declared"
+    assert candidate.status is Status.CHECK_NEEDED
+
+
+def test_only_a_need_above_the_declared_capacity_and_its_rounding_excludes() -> None:
+    declared = 24564 * MIB
+    at_bound = Fraction(declared + MIB, GIB)  # nvidia-smi's MiB may hide up to one MiB more
+    assert memory(by_id(shortlist(at_bound, 3))["rtx-4090"]).status is Status.CHECK_NEEDED
+    above = at_bound + Fraction(1, GIB)
+    excluded = by_id(shortlist(above, 3))["rtx-4090"]
+    assert memory(excluded).status is Status.EXCLUDED
+    assert memory(excluded).reason == "declared_below_need"
+    assert memory(excluded).detail == {"declared_memory_bytes": declared}
+    assert excluded.rank is None
+
+
+def _card(card_id: str, nominal_gb: int | None, declared: int | None, price: str) -> Card:
+    source = None
+    if declared is not None:
+        source = DeclaredMemory(
+            declared, "nvidia-smi", None, declared // MIB, "MiB", MIB, "d", "u", ""
+        )
+    return Card(
+        card_id,
+        card_id.upper(),
+        nominal_gb,
+        "test",
+        (RentalPackage(1, 3, Decimal(price), "USD", None, "test"),),
+        source,
+        (f"Test {card_id}",),
+    )
+
+
+def test_without_a_declared_capacity_the_nominal_figure_never_excludes() -> None:
+    cards = [_card("a", 24, None, "1"), _card("b", None, None, "1")]
+    ranked = by_id(shortlist(Fraction(500), 3, catalog=cards))
+    assert memory(ranked["a"]).status is Status.CHECK_NEEDED
+    assert memory(ranked["a"]).reason == "above_nominal_declared_unknown"
+    assert memory(ranked["b"]).reason == "nominal_unknown"
+
+
+def test_a_card_above_its_declared_capacity_is_listed_last_with_why() -> None:
     ranked = shortlist(Fraction(30), 3)
     assert [c.card.id for c in ranked] == ["rtx-6000-ada", "rtx-4090"]
-    assert ranked[1].status is Status.EXCLUDED
-    assert ranked[1].requirements[0].reason == "nominal_below_need"
+    assert ranked[1].status is Status.EXCLUDED and ranked[1].rank is None
+    assert memory(ranked[1]).reason == "declared_below_need"
 
 
 def test_a_preference_never_offsets_an_exclusion() -> None:
@@ -78,10 +154,10 @@ def test_missing_package_and_missing_capacity_are_check_needed() -> None:
         "mystery", "Mystery GPU", None, "", (RentalPackage(1, 3, Decimal(1), "USD", None, "t"),)
     )
     ranked = shortlist(GUIDE_NEED_GIB, 3, catalog=[*load_catalog(), mystery])
-    unknown = next(c for c in ranked if c.card.id == "mystery")
-    assert unknown.requirements[0].reason == "nominal_unknown"
-    assert unknown.nominal_margin_gib is None
-    assert ranked[0].card.id == "mystery"  # same status as the others: cost ranks first
+    assert memory(ranked[-1]).reason == "nominal_unknown"
+    # Cheapest, yet still to review: listed in catalogue order, not ranked by price.
+    assert [c.card.id for c in ranked] == ["rtx-4090", "rtx-6000-ada", "mystery"]
+    assert all(c.rank is None for c in ranked)
 
 
 @pytest.mark.parametrize(
@@ -99,94 +175,253 @@ def test_bad_shortlist_input(kwargs: dict[str, Any]) -> None:
         shortlist(**kwargs)
 
 
-def _lab_result(tmp_path: Path, name: str, device_name: str, capacity: int, **fake: Any) -> Path:
-    """A real lab result written by mesure_memoire.main with the test-only fake backend."""
+# ---------------------------------------------------------------------------------------------
+# Evidence from lab results
+# ---------------------------------------------------------------------------------------------
+
+
+def _lab_result(
+    tmp_path: Path,
+    name: str,
+    device_name: str,
+    capacity: int | None,
+    peak: int | None = None,
+    **fake: Any,
+) -> Path:
+    """A real lab result written by mesure_memoire.main with the test-only fake backend.
+
+    The fake allocates a few kB; `peak` sets the highest reserved peak to a chosen load.
+    """
     out = tmp_path / f"{name}.json"
-    mm.main(validation_argv(out), backend_factory=fake_factory(**fake), clock=make_clock())
+    code = mm.main(validation_argv(out), backend_factory=fake_factory(**fake), clock=make_clock())
+    assert code in (mm.EXIT_OK, mm.EXIT_PHASE_FAILED)
     result = json.loads(out.read_text("utf-8"))
-    result["environment"]["devices"] = [
-        {
-            "index": 0,
-            "name": device_name,
-            "total_memory_bytes": capacity,
-            "compute_capability": None,
-            "free_bytes": None,
-            "mem_get_info_total_bytes": None,
-        }
-    ]
+    device: dict[str, Any] = {
+        "index": 0,
+        "name": device_name,
+        "total_memory_bytes": capacity,
+        "compute_capability": None,
+        "free_bytes": None,
+        "mem_get_info_total_bytes": None,
+    }
+    if result["schema_version"] != "1.0.0":  # schema 1.1.0 also names the measured device
+        device.update(requested=True, uuid=None, pci_bus_id=None, arch_name=None)
+    result["environment"]["devices"] = [device]
+    if peak is not None:
+        result["phases"][-1]["peak_reserved_bytes"] = peak
     jsonschema.validate(result, load_schema())
     out.write_text(json.dumps(result), "utf-8")
     return out
 
 
-def test_evidence_can_make_memory_fit_or_excluded(tmp_path: Path) -> None:
-    ok = read_evidence(_lab_result(tmp_path, "ok", "NVIDIA GeForce RTX 4090", 23 * GIB))
-    assert ok.succeeded and not ok.out_of_memory and ok.observed_reserved_peak_bytes
-    fits = shortlist(GUIDE_NEED_GIB, 3, margin_gib=Fraction(1), evidence=[ok])
-    statuses = {c.card.id: c.requirements[0] for c in fits}
-    assert statuses["rtx-4090"].status is Status.FIT
-    assert statuses["rtx-4090"].reason == "evidence_fits"
-    assert statuses["rtx-6000-ada"].status is Status.CHECK_NEEDED  # evidence is per card model
-    assert fits[0].card.id == "rtx-4090" and fits[0].status is Status.FIT
+def _need_bytes(need_gib: Fraction) -> Fraction:
+    return need_gib * GIB
 
-    too_tight = shortlist(GUIDE_NEED_GIB, 3, margin_gib=Fraction(23), evidence=[ok])
-    assert too_tight[0].requirements[0].reason == "evidence_margin_not_met"
 
-    oom_path = _lab_result(
-        tmp_path, "oom", "NVIDIA RTX 6000 Ada Generation", 47 * GIB, fail_on_forward=1
+def test_a_small_successful_run_is_no_evidence_for_a_large_need(tmp_path: Path) -> None:
+    # The defect: with a need of 500 GiB, a successful RTX 4090 run made the card "fit".
+    run = read_evidence(_lab_result(tmp_path, "ok", RTX_4090, 24 * GIB, peak=2 * GIB))
+    assert run.succeeded
+    candidate = by_id(shortlist(Fraction(500), 3, evidence=[run]))["rtx-4090"]
+    assert candidate.status is not Status.FIT and candidate.rank is None
+    assert memory(candidate).reason == "declared_below_need"  # the card declares 23.99 GiB
+    # Within the declared capacity, the small run says only that a smaller load worked.
+    smaller = by_id(shortlist(GUIDE_NEED_GIB, 3, evidence=[run]))["rtx-4090"]
+    assert memory(smaller).status is Status.CHECK_NEEDED
+    assert memory(smaller).reason == "evidence_below_need"
+    assert memory(smaller).detail["peak_reserved_bytes"] == 2 * GIB
+    # Without a declared capacity either, the same run still proves nothing about 500 GiB.
+    card = _card("x", 24, None, "1")
+    unknown = _lab_result(tmp_path, "x", "Test x", 24 * GIB, peak=2 * GIB)
+    (only,) = shortlist(Fraction(500), 3, evidence=[read_evidence(unknown)], catalog=[card])
+    assert memory(only).reason == "evidence_below_need"
+
+
+def test_a_run_at_the_need_within_the_reported_capacity_fits_and_ranks(tmp_path: Path) -> None:
+    need = _need_bytes(GUIDE_NEED_GIB)
+    peak = int(need) + 1
+    run = read_evidence(_lab_result(tmp_path, "ok", RTX_4090, 23 * GIB, peak=peak))
+    ranked = shortlist(GUIDE_NEED_GIB, 3, margin_gib=Fraction(1), evidence=[run])
+    first = ranked[0]
+    assert first.card.id == "rtx-4090" and first.status is Status.FIT and first.rank == 1
+    assert memory(first).reason == "evidence_fits"
+    assert first.effective_margin_bytes == 23 * GIB - peak
+    assert ranked[1].rank is None  # evidence is per card model
+
+    too_tight = by_id(shortlist(GUIDE_NEED_GIB, 3, margin_gib=Fraction(4), evidence=[run]))
+    assert memory(too_tight["rtx-4090"]).reason == "evidence_margin_not_met"
+    assert memory(too_tight["rtx-4090"]).detail["margin_bytes"] == 4 * GIB
+    assert too_tight["rtx-4090"].rank is None
+
+
+def test_fit_candidates_rank_by_cost_then_effective_margin_then_name(tmp_path: Path) -> None:
+    cards = [
+        _card("dear", 80, None, "9"),
+        _card("tight", 80, None, "5"),
+        _card("roomy", 80, None, "5"),
+        _card("unproven", 80, None, "1"),
+    ]
+    runs = [
+        read_evidence(_lab_result(tmp_path, name, f"Test {name}", capacity, peak=10 * GIB))
+        for name, capacity in (("dear", 80 * GIB), ("tight", 12 * GIB), ("roomy", 40 * GIB))
+    ]
+    ranked = shortlist(Fraction(10), 3, evidence=runs, catalog=cards)
+    assert [(c.card.id, c.rank) for c in ranked] == [
+        ("roomy", 1),
+        ("tight", 2),
+        ("dear", 3),
+        ("unproven", None),  # the cheapest, but not fit: never ranked
+    ]
+
+
+def test_out_of_memory_at_or_below_the_need_excludes(tmp_path: Path) -> None:
+    oom = read_evidence(
+        _lab_result(tmp_path, "oom", RTX_6000, 47 * GIB, peak=GIB, fail_on_forward=1)
     )
-    oom = read_evidence(oom_path)
     assert oom.out_of_memory and not oom.succeeded and oom.failed_phase == "cold_forward"
-    ranked = shortlist(GUIDE_NEED_GIB, 3, evidence=[ok, oom])
-    by_card = {c.card.id: c for c in ranked}
-    assert by_card["rtx-6000-ada"].status is Status.EXCLUDED
-    assert by_card["rtx-6000-ada"].requirements[0].reason == "evidence_out_of_memory"
+    ranked = shortlist(GUIDE_NEED_GIB, 3, evidence=[oom])
     assert ranked[-1].card.id == "rtx-6000-ada"
+    assert ranked[-1].status is Status.EXCLUDED and ranked[-1].rank is None
+    assert memory(ranked[-1]).reason == "evidence_out_of_memory"
 
 
-def test_cli_shortlist_json_and_tables(tmp_path: Path) -> None:
+def test_out_of_memory_above_the_need_neither_fits_nor_excludes(tmp_path: Path) -> None:
+    need = _need_bytes(GUIDE_NEED_GIB)
+    path = _lab_result(tmp_path, "big", RTX_6000, 47 * GIB, peak=int(need) + GIB, fail_on_forward=1)
+    candidate = by_id(shortlist(GUIDE_NEED_GIB, 3, evidence=[read_evidence(path)]))["rtx-6000-ada"]
+    assert memory(candidate).status is Status.CHECK_NEEDED
+    assert memory(candidate).reason == "evidence_out_of_memory_above_need"
+
+
+def test_runs_that_disagree_leave_memory_to_check(tmp_path: Path) -> None:
+    need = int(_need_bytes(GUIDE_NEED_GIB)) + 1
+    fits = read_evidence(_lab_result(tmp_path, "fits", RTX_4090, 23 * GIB, peak=need))
+    oom = read_evidence(_lab_result(tmp_path, "oom", RTX_4090, 23 * GIB, fail_on_forward=1))
+    candidate = by_id(shortlist(GUIDE_NEED_GIB, 3, evidence=[fits, oom]))["rtx-4090"]
+    assert memory(candidate).reason == "evidence_conflict"
+    assert candidate.rank is None
+
+
+def test_a_run_with_unread_counters_or_no_capacity_proves_nothing(tmp_path: Path) -> None:
+    need = int(_need_bytes(GUIDE_NEED_GIB)) + 1
+    path = _lab_result(tmp_path, "partial", RTX_4090, 23 * GIB, peak=need)
+    result = json.loads(path.read_text("utf-8"))
+    result["outcome"]["complete_readings"] = False
+    path.write_text(json.dumps(result), "utf-8")
+    candidate = by_id(shortlist(GUIDE_NEED_GIB, 3, evidence=[read_evidence(path)]))["rtx-4090"]
+    assert memory(candidate).reason == "evidence_readings_incomplete"
+    no_capacity = read_evidence(_lab_result(tmp_path, "nocap", RTX_4090, None, peak=need))
+    candidate = by_id(shortlist(GUIDE_NEED_GIB, 3, evidence=[no_capacity]))["rtx-4090"]
+    assert memory(candidate).reason == "evidence_capacity_unknown"
+
+
+def test_a_run_on_a_card_outside_the_catalog_is_refused(tmp_path: Path) -> None:
+    laptop = read_evidence(
+        _lab_result(tmp_path, "laptop", "NVIDIA GeForce RTX 4090 Laptop GPU", GIB)
+    )
+    with pytest.raises(ValueError, match="no card of the catalog"):
+        shortlist(GUIDE_NEED_GIB, 3, evidence=[laptop])
+
+
+def test_every_reason_code_has_a_text_in_both_languages() -> None:
+    source = (Path(__file__).parents[1] / "src" / "iteragpu" / "shortlist.py").read_text("utf-8")
+    codes = set(
+        __import__("re").findall(
+            r'"((?:evidence|nominal|declared|above|package|user|no)_[a-z_]+)"', source
+        )
+    )
+    assert {"evidence_fits", "evidence_below_need", "declared_below_need"} <= codes
+    for code in codes:
+        assert set(MESSAGES[f"reason_{code}"]) == {"ko", "id"}, code
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cli_shortlist_json_has_no_rank_for_candidates_to_review() -> None:
     result = invoke("shortlist", "--need-gib", "19.04", "--days", "3", "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["need_bytes"] == -(-1904 * GIB // 100)  # 19.04 GiB rounded up to a byte
-    first, second = payload["candidates"]
-    assert (first["name"], first["nominal_memory_gb"], first["cost"]) == ("RTX 4090", 24, "47.14")
+    assert payload["need_gib"] == "19.04"
+    first, _ = payload["candidates"]
+    assert (first["name"], first["nominal_memory_gb"], first["cost"]) == ("RTX 4090", "24", "47.14")
     assert first["nominal_memory_bytes"] == 24_000_000_000
+    assert first["declared_memory_bytes"] == 24564 * MIB
+    assert first["declared_memory_gib"] == "23.98828125"
+    assert first["declared_memory_source"]["url"].startswith("https://github.com/")
+    assert first["declared_memory_source"]["reported_unit"] == "MiB"
     # The guide gives no date for its prices: the catalog says so with null, not a made-up date.
     assert first["price_date"] is None and "sizing guide" in first["price_source"]
-    assert second["status"] == "check_needed"
-    assert {r["name"]: r["status"] for r in first["requirements"]} == {
-        "memory": "check_needed",
-        "package": "fit",
+    assert [c["rank"] for c in payload["candidates"]] == [None, None]
+    assert [c["status"] for c in payload["candidates"]] == ["check_needed"] * 2
+    assert first["requirements"][0] == {
+        "name": "memory",
+        "status": "check_needed",
+        "reason": "nominal_not_proof",
+        "nominal_memory_bytes": 24_000_000_000,
     }
-    for lang, texts in {
-        "ko": ["22.35", "44.70", "확인 필요", "47.14"],
-        "id": ["22,35", "44,70", "perlu diverifikasi", "47,14"],
-    }.items():
-        table = invoke("shortlist", "--need-gib", "19.04", "--days", "3", "--lang", lang)
-        assert table.exit_code == 0
-        for text in texts:
-            assert text in table.stdout, (lang, text)
-    evidence = _lab_result(tmp_path, "ok", "NVIDIA GeForce RTX 4090", 23 * GIB)
-    with_evidence = invoke(
-        "shortlist",
-        "--need-gib",
-        "19.04",
-        "--days",
-        "3",
-        "--margin-gib",
-        "1",
-        "--evidence",
-        str(evidence),
-        "--json",
+    assert not any(isinstance(v, float) for c in payload["candidates"] for v in c.values())
+
+
+@pytest.mark.parametrize(
+    ("lang", "texts"),
+    [
+        ("ko", ["23.99", "47.99", "확인 필요", "47.14", "관례", "RLinf/RLinf/issues/255"]),
+        ("id", ["23,99", "47,99", "perlu diverifikasi", "47,14", "konvensi", "RLinf"]),
+    ],
+)
+def test_cli_shortlist_table_leaves_the_rank_of_candidates_to_review_empty(
+    lang: str, texts: list[str]
+) -> None:
+    table = invoke("shortlist", "--need-gib", "19.04", "--days", "3", "--lang", lang)
+    assert table.exit_code == 0
+    for text in texts:
+        assert text in table.stdout, (lang, text)
+    rows = [line for line in table.stdout.splitlines() if "RTX" in line and "·" not in line]
+    assert len(rows) == 2
+    assert all(row.startswith("-") for row in rows), rows  # no rank 1 and 2 any more
+    for wrong in ("상한", "batas atas", "22.35", "22,35"):
+        assert wrong not in table.stdout
+
+
+def test_cli_evidence_that_fits_ranks_first(tmp_path: Path) -> None:
+    peak = int(_need_bytes(Fraction(1904, 100))) + 1
+    evidence = _lab_result(tmp_path, "ok", RTX_4090, 23 * GIB, peak=peak)
+    args = ["--need-gib", "19.04", "--days", "3", "--margin-gib", "1", "--evidence", str(evidence)]
+    payload = json.loads(invoke("shortlist", *args, "--json").stdout)
+    first = payload["candidates"][0]
+    assert (first["card_id"], first["status"], first["rank"]) == ("rtx-4090", "fit", 1)
+    assert first["requirements"][0]["reason"] == "evidence_fits"
+    assert first["effective_margin_bytes"] == 23 * GIB - peak
+    assert payload["candidates"][1]["rank"] is None
+    table = invoke("shortlist", *args, "--lang", "ko").stdout
+    assert any(line.startswith("1 ") and "RTX 4090" in line for line in table.splitlines())
+
+
+def test_cli_small_run_and_big_need_is_not_fit(tmp_path: Path) -> None:
+    evidence = _lab_result(tmp_path, "ok", RTX_4090, 24 * GIB, peak=GIB)
+    result = invoke("shortlist", "--need-gib", "23", "--days", "3", "--evidence", str(evidence))
+    assert result.exit_code == 0
+    line = next(line for line in result.stdout.splitlines() if "RTX 4090 · 메모리" in line)
+    assert "더 작은 부하" in line  # "the card worked at a smaller load"
+    payload = json.loads(
+        invoke(
+            "shortlist", "--need-gib", "23", "--days", "3", "--evidence", str(evidence), "--json"
+        ).stdout
     )
-    assert json.loads(with_evidence.stdout)["candidates"][0]["status"] == "fit"
+    memory_json = payload["candidates"][0]["requirements"][0]
+    assert memory_json["reason"] == "evidence_below_need"
+    assert memory_json["peak_reserved_bytes"] == GIB
+    assert memory_json["reported_capacity_bytes"] == 24 * GIB
 
 
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--need-gib", "-1", "--days", "3"], "positive"),
+        (["--need-gib", "-1", "--days", "3"], "--need-gib"),
         (["--need-gib", "19.04", "--days", "0"], "positive"),
         (["--need-gib", "19.04", "--days", "3", "--failed", "rtx-4090"], "CARD:REQUIREMENT"),
         (["--need-gib", "19.04", "--days", "3", "--failed", "nope:context"], "nope"),
@@ -199,12 +434,144 @@ def test_cli_shortlist_bad_input(args: list[str], needle: str) -> None:
     assert len(result.stderr.strip().splitlines()) == 1 and needle in result.stderr
 
 
-def test_evidence_that_is_not_a_lab_result(tmp_path: Path) -> None:
-    other = tmp_path / "other.json"
-    other.write_text('{"hello": 1}', "utf-8")
+# ---------------------------------------------------------------------------------------------
+# Malformed evidence: one line, exit 2, never a traceback nor a silent fit
+# ---------------------------------------------------------------------------------------------
+
+
+def _good_result(tmp_path: Path) -> dict[str, Any]:
+    peak = int(_need_bytes(Fraction(1904, 100))) + 1
+    path = _lab_result(tmp_path, "good", RTX_4090, 23 * GIB, peak=peak)
+    result: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return result
+
+
+def _set(result: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    target = result
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return result
+
+
+MUTATIONS: dict[str, Any] = {
+    "missing device index": lambda r: _set(r, ("device",), "cuda:3"),
+    "device name a number": lambda r: _set(r, ("environment", "devices", 0, "name"), 4090),
+    "device name not read": lambda r: _set(r, ("environment", "devices", 0, "name"), None),
+    "capacity a string": lambda r: _set(
+        r, ("environment", "devices", 0, "total_memory_bytes"), "24000000000"
+    ),
+    "peak a string": lambda r: _set(r, ("phases", -1, "peak_reserved_bytes"), "9" * 12),
+    "peak above capacity": lambda r: _set(r, ("phases", -1, "peak_reserved_bytes"), 24 * GIB),
+    "index listed twice": lambda r: _set(
+        r, ("environment", "devices"), [r["environment"]["devices"][0]] * 2
+    ),
+    "ok outcome with a failed phase": lambda r: _set(
+        r,
+        ("phases", 0),
+        {
+            **r["phases"][0],
+            "status": "failed",
+            "error": {"step": "run", "type": "X", "message": "x", "out_of_memory": True},
+        },
+    ),
+    "not a lab result": lambda r: {"hello": 1},
+}
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=list(MUTATIONS))
+def test_a_malformed_lab_result_is_refused_in_one_line(tmp_path: Path, mutation: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(MUTATIONS[mutation](_good_result(tmp_path))), "utf-8")
+    _assert_refused(path)
+
+
+RAW_FILES: dict[str, Any] = {
+    "nesting 200,000 deep": "[" * 200_000 + "]" * 200_000,
+    "nesting 50 deep": "[" * 50 + "]" * 50,
+    "total_memory_bytes 1e999": None,  # built from a good result below
+    "NaN": '{"a": NaN}',
+    "Infinity": '{"a": -Infinity}',
+    "5,000-digit integer": '{"a": ' + "9" * 5000 + "}",
+    "integer beyond 64 bits": '{"a": 18446744073709551616}',
+    "duplicate key": '{"a": 1, "a": 2}',
+    "broken JSON": "{",
+    "not UTF-8": b"\xff\xfe{",
+    "too large": b" " * (MAX_EVIDENCE_BYTES + 1),
+}
+
+
+@pytest.mark.parametrize("case", RAW_FILES, ids=list(RAW_FILES))
+def test_a_hostile_file_is_refused_in_one_line_and_quickly(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "bad.json"
+    content = RAW_FILES[case]
+    if content is None:
+        text = json.dumps(_good_result(tmp_path))
+        content = text.replace(f'"total_memory_bytes": {23 * GIB}', '"total_memory_bytes": 1e999')
+        assert content != text
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, "utf-8")
+    started = time.perf_counter()
+    _assert_refused(path)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_the_largest_result_accepted_is_read_quickly(tmp_path: Path) -> None:
+    result = _good_result(tmp_path)
+    phase = result["phases"][-1]
+    while len(json.dumps(result, indent=2)) < MAX_EVIDENCE_BYTES - 1000:
+        result["phases"].append(dict(phase))
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(result, indent=2), "utf-8")  # indented, as the lab writes it
+    started = time.perf_counter()
+    assert read_evidence(path).succeeded
+    assert time.perf_counter() - started < 0.5
+
+
+def _assert_refused(path: Path) -> None:
     with pytest.raises(EvidenceError):
-        read_evidence(other)
-    broken = tmp_path / "broken.json"
-    broken.write_text("{", "utf-8")
-    with pytest.raises(EvidenceError):
-        read_evidence(broken)
+        read_evidence(path)
+    result = invoke("shortlist", "--need-gib", "19.04", "--days", "3", "--evidence", str(path))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("iteragpu: error: ") and str(path) in line
+    assert "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The pages say what the short list does
+# ---------------------------------------------------------------------------------------------
+
+DOCS = Path(__file__).parents[1] / "docs"
+SHORTLIST_PAGES = ["cli.md", "sizer.md", "sizing.md", "gpus/rtx-4090.md", "gpus/rtx-6000-ada.md"]
+
+
+@pytest.mark.parametrize("lang", ["ko", "id"])
+def test_no_page_calls_a_nominal_figure_an_upper_bound(lang: str) -> None:
+    # "상한" / "batas atas" is right in the measurement guide (cudaMallocAsync), not here.
+    for page in SHORTLIST_PAGES:
+        for line in (DOCS / lang / page).read_text("utf-8").splitlines():
+            nominal = "공칭" in line or "nominal" in line.lower()
+            assert not (nominal and ("상한" in line or "batas atas" in line)), (page, line)
+            assert "nominal_margin" not in line and "Margin nominal" not in line, (page, line)
+
+
+@pytest.mark.parametrize("lang", ["ko", "id"])
+def test_the_cli_page_lists_every_stable_reason_code(lang: str) -> None:
+    text = (DOCS / lang / "cli.md").read_text("utf-8")
+    section = text[text.index("{ #shortlist }") : text.index("{ #json }")]
+    codes = {code for code in MESSAGES if code.startswith("reason_")}
+    for code in codes:
+        assert f"`{code.removeprefix('reason_')}`" in section, code
+
+
+@pytest.mark.parametrize("lang", ["ko", "id"])
+def test_gpu_sheets_cite_the_declared_capacity_source(lang: str) -> None:
+    for card in load_catalog():
+        assert card.declared is not None
+        text = (DOCS / lang / "gpus" / f"{card.id}.md").read_text("utf-8")
+        assert "{ #declared }" in text and card.declared.url in text
+        assert f"`{card.declared.date}`" in text

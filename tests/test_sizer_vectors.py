@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+from iteragpu.catalog import load_catalog
 from iteragpu.examples import figure
 from iteragpu.formatting import format_number
-from iteragpu.sizer_vectors import CASES, DEFAULT_QUERY, expected, vectors
+from iteragpu.sizer_vectors import CASES, DEFAULT_QUERY, expected, generated_queries, vectors
 
 
 def test_defaults_reproduce_the_guides_worked_examples() -> None:
@@ -38,3 +41,28 @@ def test_vectors_cover_every_case_and_each_input() -> None:
     fractional = expected({"bits": "4.5", "reserve_gib": "0"})
     assert "/" not in fractional["weights_bytes"]  # 7e9 x 4.5 / 8 is a whole number of bytes
     assert expected({"params": "13000000001", "bits": "3"})["weights_bytes"].endswith("/8")
+
+
+def test_no_candidate_of_the_sizer_is_ranked_and_reasons_are_stated() -> None:
+    default = expected({})
+    for candidate in default["candidates"]:
+        assert candidate["rank"] is None
+        assert candidate["status"] == "check_needed"
+        assert candidate["reasons"] == {"memory": "nominal_not_proof", "package": "package_listed"}
+        assert set(candidate["declared_text"]) == {"ko", "id"}
+    assert [c["declared_text"]["id"] for c in default["candidates"]] == ["23,99", "47,99"]
+
+
+def test_generated_vectors_reach_every_edge_of_every_card() -> None:
+    generated = vectors()["generated"]
+    assert len(generated) >= 100 and all(v["expected"]["valid"] for v in generated)
+    needs = {Fraction(v["expected"]["total_bytes"]) for v in generated}
+    for card in load_catalog():
+        assert card.declared is not None and card.nominal_memory_bytes is not None
+        for edge in (int(card.nominal_memory_bytes), card.declared.bound_bytes):
+            assert {edge - 1, edge, edge + 1} <= needs, card.id
+    reasons = {c["reasons"]["memory"] for v in generated for c in v["expected"]["candidates"]}
+    assert reasons >= {"nominal_not_proof", "above_nominal_within_declared", "declared_below_need"}
+    flags = {v["expected"]["quantization_not_counted"] for v in generated}
+    assert flags == {True, False}
+    assert generated_queries() == generated_queries()  # seeded: the same on every run

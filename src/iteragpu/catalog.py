@@ -1,4 +1,15 @@
-"""The GPU catalog: nominal capacities as catalogues state them (decimal GB) and rental packages."""
+"""The GPU catalog: nominal and declared capacities of each card, and rental packages.
+
+Three capacities are never mixed:
+
+- nominal: the figure a catalogue states ("24 GB"). By the sizing guide's convention it is read
+  as decimal GB (10^9 B). That is a way of reading the label, not the card's memory, and it
+  proves nothing either way about a load.
+- declared: the bytes a device reports (`nvidia-smi`, `torch.cuda.get_device_properties`),
+  taken from a dated public output. The memory a process can ever reserve on that device is
+  below it, so a need above it cannot fit.
+- usable: what a process actually gets, known only from a run on the device (`evidence`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +19,7 @@ from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from iteragpu.units import from_unit
 
@@ -23,19 +35,72 @@ class RentalPackage:
 
 
 @dataclass(frozen=True)
+class DeclaredMemory:
+    """What one public output of a tool showed for the card's total memory."""
+
+    bytes: int
+    tool: str
+    tool_version: str | None
+    reported: int  # the figure as the tool printed it, in `reported_unit`
+    reported_unit: str
+    resolution_bytes: int  # the tool rounds to this many bytes (1 MiB for nvidia-smi)
+    date: str
+    url: str
+    note: str
+
+    @property
+    def bound_bytes(self) -> int:
+        """No process on the card can hold this many bytes: the figure plus its rounding."""
+        return self.bytes + self.resolution_bytes
+
+
+@dataclass(frozen=True)
 class Card:
     id: str
     name: str
     nominal_memory_gb: int | None
     nominal_memory_source: str
     packages: tuple[RentalPackage, ...]
+    declared: DeclaredMemory | None = None
+    device_names: tuple[str, ...] = ()  # the names a device of this model reports
 
     @property
     def nominal_memory_bytes(self) -> Fraction | None:
-        """Nominal capacity in bytes: what the catalogue says, not what a process can allocate."""
+        """The nominal figure read as decimal GB: a convention, not the card's memory."""
         if self.nominal_memory_gb is None:
             return None
         return from_unit(self.nominal_memory_gb, "GB")
+
+    @property
+    def declared_memory_bytes(self) -> int | None:
+        return None if self.declared is None else self.declared.bytes
+
+    def is_device(self, device_name: str) -> bool:
+        """Whether a device that reports `device_name` is this card model (exact, any case)."""
+        wanted = _normalized(device_name)
+        return any(_normalized(name) == wanted for name in self.device_names)
+
+
+def _normalized(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _declared(raw: dict[str, Any] | None, declared_bytes: int | None) -> DeclaredMemory | None:
+    if raw is None or declared_bytes is None:
+        if raw is not None or declared_bytes is not None:
+            raise ValueError("declared_memory_bytes and declared_memory_source go together")
+        return None
+    return DeclaredMemory(
+        bytes=declared_bytes,
+        tool=raw["tool"],
+        tool_version=raw["tool_version"],
+        reported=raw["reported"],
+        reported_unit=raw["reported_unit"],
+        resolution_bytes=raw["resolution_bytes"],
+        date=raw["date"],
+        url=raw["url"],
+        note=raw["note"],
+    )
 
 
 @cache
@@ -60,6 +125,8 @@ def load_catalog() -> tuple[Card, ...]:
                 )
                 for p in card["packages"]
             ),
+            declared=_declared(card["declared_memory_source"], card["declared_memory_bytes"]),
+            device_names=tuple(card["device_names"]),
         )
         for card in raw["cards"]
     )

@@ -6,7 +6,10 @@ No `from __future__ import annotations` here: typer resolves every command's ann
 start-up, and evaluating them as strings costs several milliseconds per run (`nox -s bench`).
 """
 
+import contextlib
+import io
 import json
+import os
 import sys
 from enum import StrEnum
 from typing import Annotated, Any, NoReturn
@@ -19,6 +22,7 @@ from iteragpu import __version__
 
 EXIT_OK = 0
 EXIT_INVALID_INPUT = 2
+MAX_DECIMALS = 30
 
 
 class Lang(StrEnum):
@@ -27,7 +31,11 @@ class Lang(StrEnum):
 
 
 class OneLineErrors(TyperGroup):
-    """Report usage errors as one line on stderr instead of a usage block or a traceback."""
+    """Report usage errors as one line on stderr instead of a usage block or a traceback.
+
+    A command's output is collected and written once at the end, so that a failed write (a full
+    disk, a closed pipe) is one error line too, whichever command printed it.
+    """
 
     def main(  # type: ignore[override]
         self,
@@ -36,15 +44,37 @@ class OneLineErrors(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        output = io.StringIO()
         try:
-            result = super().main(args, prog_name, standalone_mode=False, **extra)
+            with contextlib.redirect_stdout(output):
+                result = super().main(args, prog_name, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as error:
+            # Its message is the whole help text; one line names the commands instead.
+            ctx = error.ctx
+            group = ctx.command if ctx is not None else self
+            names = ", ".join(group.list_commands(ctx)) if isinstance(group, click.Group) else ""
+            where = ctx.command_path if ctx is not None else "iteragpu"
+            _fail(f"missing command ({names}); see {where} --help", error.exit_code)
         except click.ClickException as error:
             _fail(error.format_message(), error.exit_code)
         except click.exceptions.Abort:
             _fail("aborted", 1)
+        _write_output(output.getvalue())
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else EXIT_OK)
         return result
+
+
+def _write_output(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, UnicodeError) as error:
+        # Send what is still buffered to /dev/null: otherwise the interpreter's own flush at
+        # exit fails again and prints a traceback-like report after our one line.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _fail(f"could not write the output: {getattr(error, 'strerror', None) or error}")
 
 
 def _fail(text: str, code: int = EXIT_INVALID_INPUT) -> NoReturn:
@@ -113,17 +143,20 @@ def weights(
     lang: LangOption = Lang.ko,
     as_json: JsonOption = False,
 ) -> None:
-    """Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB."""
+    """Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB.
+
+    Bounds: --params at most 1e15, --bits at most 64, --reserve-gib at most 1e6.
+    """
     from iteragpu.parsing import InputError, parse_count, parse_non_negative, parse_positive
+    from iteragpu.weights import MAX_BITS, MAX_PARAMETERS, MAX_RESERVE_GIB, estimate_weights
 
     try:
-        parameters = parse_count(params, "--params")
-        bits_value = parse_positive(bits, "--bits")
-        reserve = parse_non_negative(reserve_gib, "--reserve-gib")
+        parameters = parse_count(params, "--params", maximum=MAX_PARAMETERS)
+        bits_value = parse_positive(bits, "--bits", maximum=MAX_BITS)
+        reserve = parse_non_negative(reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB)
     except InputError as error:
         _fail(str(error))
     from iteragpu.reports import weights_json, weights_text
-    from iteragpu.weights import estimate_weights
 
     estimate = estimate_weights(parameters, bits_value, reserve)
     if as_json:
@@ -156,23 +189,30 @@ def kv_cache(
     lang: LangOption = Lang.ko,
     as_json: JsonOption = False,
 ) -> None:
-    """KV cache: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes x sequences."""
-    from iteragpu.kv_cache import KVCacheSpec
+    """KV cache: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes x sequences.
+
+    Bounds: --layers and --kv-heads at most 1e4, --head-dim 1e5, --tokens, --window and
+    --static-max-tokens 1e9, --sequences 1e6, --bytes-per-value 8.
+    """
+    from iteragpu import kv_cache as kv
     from iteragpu.parsing import InputError, parse_count, parse_positive
     from iteragpu.reports import kv_json, kv_text
 
+    def tokens_option(text: str | None, what: str) -> int | None:
+        return None if text is None else parse_count(text, what, maximum=kv.MAX_TOKENS)
+
     try:
-        spec = KVCacheSpec(
-            layers=parse_count(layers, "--layers"),
-            kv_heads=parse_count(kv_heads, "--kv-heads"),
-            head_dim=parse_count(head_dim, "--head-dim"),
-            tokens=parse_count(tokens, "--tokens"),
-            bytes_per_value=parse_positive(bytes_per_value, "--bytes-per-value"),
-            sequences=parse_count(sequences, "--sequences"),
-            window=None if window is None else parse_count(window, "--window"),
-            static_max_tokens=None
-            if static_max_tokens is None
-            else parse_count(static_max_tokens, "--static-max-tokens"),
+        spec = kv.KVCacheSpec(
+            layers=parse_count(layers, "--layers", maximum=kv.MAX_LAYERS),
+            kv_heads=parse_count(kv_heads, "--kv-heads", maximum=kv.MAX_KV_HEADS),
+            head_dim=parse_count(head_dim, "--head-dim", maximum=kv.MAX_HEAD_DIM),
+            tokens=parse_count(tokens, "--tokens", maximum=kv.MAX_TOKENS),
+            bytes_per_value=parse_positive(
+                bytes_per_value, "--bytes-per-value", maximum=kv.MAX_BYTES_PER_VALUE
+            ),
+            sequences=parse_count(sequences, "--sequences", maximum=kv.MAX_SEQUENCES),
+            window=tokens_option(window, "--window"),
+            static_max_tokens=tokens_option(static_max_tokens, "--static-max-tokens"),
         )
     except (InputError, ValueError) as error:
         _fail(str(error))
@@ -191,26 +231,30 @@ def convert(
         str, typer.Argument(help="Target unit: B, kB, MB, GB, KiB, MiB, GiB, Gb (bits)...")
     ],
     decimals: Annotated[
-        int, typer.Option("--decimals", min=0, max=30, help="Decimals shown in the table.")
-    ] = 2,
+        str, typer.Option("--decimals", help="Decimals shown in the table, 0 to 30.")
+    ] = "2",
     lang: LangOption = Lang.ko,
     as_json: JsonOption = False,
 ) -> None:
-    """Convert a byte quantity exactly; GB (10^9 B) and GiB (2^30 B) are never mixed."""
-    from iteragpu.quantity import QuantityError, parse_bytes, unit_bytes
+    """Convert a byte quantity exactly; GB (10^9 B) and GiB (2^30 B) are never mixed.
+
+    The quantity must be a whole number of bytes, or of bits when the unit is a bit unit.
+    """
+    from iteragpu.parsing import InputError, parse_non_negative, shown
+    from iteragpu.quantity import convert as convert_quantity
     from iteragpu.reports import convert_json, convert_text
 
     try:
-        byte_count = parse_bytes(quantity)
-        per_unit = unit_bytes(unit)
-    except QuantityError as error:
+        places = parse_non_negative(decimals, "--decimals", maximum=MAX_DECIMALS)
+        if places.denominator != 1:
+            raise InputError(f"--decimals must be a whole number, got {shown(decimals)}")
+        conversion = convert_quantity(quantity, unit)
+    except InputError as error:
         _fail(str(error))
     if as_json:
-        _emit_json(convert_json(byte_count, per_unit, unit.strip()))
+        _emit_json(convert_json(conversion))
     else:
-        print(
-            convert_text(quantity.strip(), byte_count, per_unit, unit.strip(), decimals, lang.value)
-        )
+        print(convert_text(quantity.strip(), conversion, int(places), lang.value))
 
 
 def _card_requirement_pairs(values: list[str] | None, option: str) -> list[tuple[str, str]]:
@@ -229,7 +273,12 @@ def shortlist(
     days: Annotated[str, typer.Option("--days", help="Campaign length in days.")],
     cards: Annotated[str, typer.Option("--cards", help="Cards per package.")] = "1",
     margin_gib: Annotated[
-        str, typer.Option("--margin-gib", help="Margin an evidence run must leave, in GiB.")
+        str,
+        typer.Option(
+            "--margin-gib",
+            help="Room an evidence run must leave between its reserved peak and the capacity "
+            "its device reported, in GiB.",
+        ),
     ] = "0",
     require: Annotated[
         list[str] | None,
@@ -245,12 +294,17 @@ def shortlist(
     ] = None,
     evidence: Annotated[
         list[str] | None,
-        typer.Option("--evidence", help="A lab `measure` result JSON on a card model; repeatable."),
+        typer.Option(
+            "--evidence",
+            help="A lab `measure` result JSON (checked against the lab's schema) from a card "
+            "of the catalog; repeatable.",
+        ),
     ] = None,
     lang: LangOption = Lang.ko,
     as_json: JsonOption = False,
 ) -> None:
-    """Rank the catalog's cards for a need: status per requirement, cost, nominal margin."""
+    """Compare the catalog's cards for a need: a status per requirement; only a candidate fit
+    on every requirement gets a rank. The nominal GB is a catalogue convention, not a capacity."""
     from pathlib import Path
 
     from iteragpu.evidence import EvidenceError, read_evidence

@@ -6,6 +6,7 @@ figure checker of the pages read. Each figure carries its unit and the rounding 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -13,11 +14,12 @@ from functools import cache
 
 from iteragpu import catalog
 from iteragpu.kv_cache import K_AND_V, KVCacheSpec
+from iteragpu.lab.mesure_memoire import predict as lab_predict
 from iteragpu.peaks import two_peaks
 from iteragpu.units import bytes_per, from_unit, gib, to_unit
 from iteragpu.weights import estimate_weights
 
-UNITS_WITH_BYTES = ("B", "GB", "GiB")
+UNITS_WITH_BYTES = ("B", "GB", "GiB", "MiB")
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,13 @@ KV_EXAMPLE = {"layers": 32, "kv_heads": 8, "head_dim": 128, "tokens": 8192, "byt
 CONVERT_EXAMPLE_BYTES = 24_000_000_000
 TWO_PEAKS_GIB = {"a": (8, 10), "b": (6, 12)}
 SHORTLIST_CARD_IDS = ("rtx-4090", "rtx-6000-ada")
+# The lab's validation case (batch, context, width, dtype), as the guides state it.
+LAB_VALIDATION_CASE = (1, 16, 64, "float32")
+# PyTorch's default CUBLAS_WORKSPACE_CONFIG (:SIZE_KIB:COUNT pairs) before Hopper and on Hopper
+# (aten/src/ATen/cuda/CublasHandlePool.cpp), and the caching allocator's segment for small
+# blocks (kSmallBuffer, c10/cuda/CUDACachingAllocator.cpp).
+LAB_CUBLAS_DEFAULT_WORKSPACE_CONFIGS = {"before_hopper": ":4096:2:16:8", "hopper": ":4096:8"}
+LAB_SMALL_SEGMENT_BYTES = 2_097_152
 
 
 def _units_definitions() -> WorkedExample:
@@ -198,14 +207,13 @@ def _shortlist_7b() -> WorkedExample:
     ]
     for card, package in zip(cards, packages, strict=True):
         prefix = card.id.replace("-", "_")
-        capacity = card.nominal_memory_bytes
-        if capacity is None or card.nominal_memory_gb is None:
+        if card.nominal_memory_gb is None:
             raise ValueError(f"the guide's card {card.id} needs a nominal capacity")
+        # The nominal figure is what the guide states; no margin is derived from it, since read
+        # as decimal GB it is a convention, not the card's memory (see the GPU sheets).
         figures += [
             _in(f"{prefix}_nominal_gb", card.nominal_memory_gb, "GB"),
             _in(f"{prefix}_price_usd", Fraction(package.price), "USD", 2),
-            _out(f"{prefix}_nominal_gib", gib(capacity), "GiB", 2),
-            _out(f"{prefix}_nominal_margin_gib", gib(capacity - need.total_bytes), "GiB", 2),
         ]
     return WorkedExample(
         id="shortlist-7b",
@@ -225,6 +233,17 @@ def _card_sheet(card_id: str) -> WorkedExample:
             _out("nominal_bytes", card.nominal_memory_bytes, "B"),
             _out("nominal_gib", gib(card.nominal_memory_bytes), "GiB", 2),
         ]
+    declared = card.declared
+    if declared is not None:
+        figures += [
+            _in(
+                f"declared_{declared.reported_unit.lower()}",
+                declared.reported,
+                declared.reported_unit,
+            ),
+            _out("declared_bytes", declared.bytes, "B"),
+            _out("declared_gib", gib(declared.bytes), "GiB", 2),
+        ]
     for number, package in enumerate(card.packages, 1):
         figures += [
             _in(f"package_{number}_cards", package.cards),
@@ -239,6 +258,63 @@ def _card_sheet(card_id: str) -> WorkedExample:
     )
 
 
+def _lab_prediction() -> WorkedExample:
+    """The lab's `predict` for the guides' validation case, as the lab page states it."""
+    batch, context, width, dtype = LAB_VALIDATION_CASE
+    prediction = lab_predict(batch, context, width, dtype)
+    model_load = prediction["phases"]["model_load"]
+    inputs = prediction["phases"]["inputs"]
+    estimate = prediction["weights_estimate"]
+    block = prediction["allocator"]["block_bytes"]
+    small = [t for t in model_load["tensors"] if t["raw_bytes"] < block]
+    (small_bytes,) = {t["raw_bytes"] for t in small}
+    return WorkedExample(
+        id="lab-predict-validation",
+        title={"ko": "실습 검증 사례의 할당 예측", "id": "Prediksi alokasi kasus validasi lab"},
+        where="lab.md#predict",
+        figures=(
+            _in("batch", batch),
+            _in("context", context),
+            _in("width", width),
+            _in("parameters", estimate["parameters"]),
+            _in("bits", estimate["bits"]),
+            _in("block_bytes", block, "B"),
+            _out("model_load_raw_bytes", model_load["raw_bytes"], "B"),
+            _out("small_tensors", len(small)),
+            _out("small_tensor_bytes", small_bytes, "B"),
+            _out("model_load_rounding_bytes", model_load["rounding_bytes"], "B"),
+            _out("model_load_allocated_bytes", model_load["allocated_bytes"], "B"),
+            _out("inputs_added_bytes", inputs["added_bytes"], "B"),
+            _out("inputs_allocated_bytes", inputs["allocated_bytes"], "B"),
+        ),
+    )
+
+
+def _lab_not_predicted() -> WorkedExample:
+    """Sizes the lab page gives for what `predict` leaves out (PyTorch's defaults)."""
+    workspaces = {
+        era: sum(
+            int(size) * int(count) * 1024
+            for size, count in re.findall(r":([0-9]+):([0-9]+)", config)
+        )
+        for era, config in LAB_CUBLAS_DEFAULT_WORKSPACE_CONFIGS.items()
+    }
+    return WorkedExample(
+        id="lab-not-predicted",
+        title={"ko": "예측하지 않는 메모리의 크기", "id": "Ukuran memori yang tidak diprediksi"},
+        where="lab.md#predict",
+        figures=(
+            _out(
+                "cublas_workspace_before_hopper_mib",
+                Fraction(workspaces["before_hopper"], 2**20),
+                "MiB",
+            ),
+            _out("cublas_workspace_hopper_mib", Fraction(workspaces["hopper"], 2**20), "MiB"),
+            _out("small_segment_mib", Fraction(LAB_SMALL_SEGMENT_BYTES, 2**20), "MiB"),
+        ),
+    )
+
+
 _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _units_definitions,
     lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
@@ -250,6 +326,8 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _convert_24e9,
     _two_peaks,
     _shortlist_7b,
+    _lab_prediction,
+    _lab_not_predicted,
 )
 
 

@@ -8,6 +8,10 @@ the page's `literals` map (a YAML number is formatted for the locale, a string i
 such as the version `2.14`). A number without an entry, or an entry without its number, fails.
 Byte figures are also converted with pint, independently of `iteragpu.units`.
 
+Tables are read by column: a header that names a unit (`합계(GiB)`, `Bobot (byte)`, `Hari`)
+must name the unit of every registry figure in its column, and a column of byte, GB or GiB
+figures must say which unit it holds, in its header or in each cell.
+
     python -m iteragpu.figure_check docs            # check, print per-page counts
     python -m iteragpu.figure_check --suggest PAGE  # draft a ledger for a new page
 """
@@ -20,17 +24,27 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from iteragpu.examples import Figure, figure, registry
 from iteragpu.formatting import LANGS, format_number
+from iteragpu.units import BYTES_PER_UNIT
 
 LITERAL_PREFIX = "lit."
 BYTE_UNITS = {"B": "byte", "GB": "gigabyte", "GiB": "gibibyte", "MB": "megabyte", "MiB": "mebibyte"}
 UNIT_WORDS = {**{u: u for u in BYTE_UNITS}, "USD": "USD", "바이트": "B", "byte": "B"}
 # Number words that scale the digits before them: 70억 (ko), 7 miliar (id).
 MULTIPLIERS = {"ko": {"억": 10**8, "만": 10**4}, "id": {"miliar": 10**9, "juta": 10**6}}
+
+# Units a table header may name. Symbols are case-sensitive (GB is not Gb, a gigabit); words
+# are not ("Byte (B)"). Korean 일 (day) is too common a syllable to count outside parentheses.
+HEADER_UNIT_SYMBOLS = {symbol: symbol for symbol in (*BYTES_PER_UNIT, "USD")}
+HEADER_UNIT_WORDS = {"바이트": "B", "byte": "B", "bytes": "B", "hari": "day", "days": "day"}
+HEADER_UNIT_IN_PARENTHESES = {"일": "day", "day": "day"}
+# The registry states days and bits as plain counts; their keys name the unit.
+UNIT_OF_KEY_SUFFIX = {"days": "day", "bits": "bit"}
 
 _UNIT_AFTER = re.compile(
     r"\s(" + "|".join(sorted(UNIT_WORDS, key=len, reverse=True)) + r")(?![A-Za-z])"
@@ -52,6 +66,34 @@ _CLEANERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(\s*)\d+\.\s"), r"\1   "),  # ordered-list markers
     (re.compile(r"\[\^[^\]]*\]"), " "),  # footnote markers
 )
+_PIPE = re.compile(r"(?<!\\)\|")  # a cell separator; `\|` is a literal pipe
+_DELIMITER_CELL = re.compile(r"\s*:?-+:?\s*")
+_PARENTHESES = re.compile(r"\(([^()]*)\)")
+_HEADER_SYMBOL = re.compile(
+    r"(?<![A-Za-z])("
+    + "|".join(sorted(map(re.escape, HEADER_UNIT_SYMBOLS), key=len, reverse=True))
+    + r")(?![A-Za-z])"
+)
+_HEADER_WORD = re.compile(
+    r"(?<![A-Za-z])("
+    + "|".join(sorted(HEADER_UNIT_WORDS, key=len, reverse=True))
+    + r")(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table, as its header row states it."""
+
+    line: int  # file line of the header row
+    index: int  # 1-based, counted from the left
+    header: str
+    units: frozenset[str]  # the units the header names, normalised ("바이트" -> "B")
+
+    @property
+    def where(self) -> str:
+        return f"column {self.index} {self.header!r}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +106,7 @@ class Token:
     multiplier: int
     unit: str | None  # a unit word that follows after a space, normalised ("바이트" -> "B")
     context: str
+    column: Column | None = None  # the table column of a body cell it stands in
 
 
 @dataclass
@@ -127,11 +170,87 @@ def prose_lines(doc: PageDoc) -> Iterator[tuple[int, str]]:
         yield doc.body_first_line + offset, line
 
 
+def header_units(header: str) -> frozenset[str]:
+    """The units a header cell names: `합계(GiB)` -> GiB, `Byte (B)` -> B, `Hari` -> day."""
+    units = {HEADER_UNIT_SYMBOLS[m[1]] for m in _HEADER_SYMBOL.finditer(header)}
+    units |= {HEADER_UNIT_WORDS[m[1].lower()] for m in _HEADER_WORD.finditer(header)}
+    for inside in _PARENTHESES.findall(header):
+        word = inside.strip().lower()
+        if word in HEADER_UNIT_IN_PARENTHESES:
+            units.add(HEADER_UNIT_IN_PARENTHESES[word])
+    return frozenset(units)
+
+
+def _cell_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each cell of a table row; the outer pipes are optional."""
+    edges = [m.start() for m in _PIPE.finditer(line)]
+    if not edges:
+        return []
+    stripped = line.strip()
+    if not stripped.startswith("|"):
+        edges.insert(0, -1)
+    if not stripped.endswith("|"):
+        edges.append(len(line))
+    return [(left + 1, right) for left, right in pairwise(edges)]
+
+
+@dataclass
+class Table:
+    """A Markdown table: its header's columns and, per body row, where each cell stands."""
+
+    columns: list[Column]
+    cells: dict[int, list[tuple[int, int, Column]]]  # file line -> (start, end, column)
+
+
+def parse_tables(lines: Sequence[tuple[int, str]]) -> list[Table]:
+    """The tables among (file line, text) lines.
+
+    A table is a header row, then a delimiter row (`| --- | ---: |`) with as many cells, then
+    body rows up to the first line without a pipe. Cells past the header's count belong to
+    no column (Markdown drops them).
+    """
+    tables = []
+    index = 0
+    while index + 1 < len(lines):
+        (header_line, header), (delimiter_line, delimiter) = lines[index], lines[index + 1]
+        header_spans, delimiter_spans = _cell_spans(header), _cell_spans(delimiter)
+        is_table = (
+            delimiter_line == header_line + 1
+            and header_spans
+            and len(header_spans) == len(delimiter_spans)
+            and all(_DELIMITER_CELL.fullmatch(delimiter[a:b]) for a, b in delimiter_spans)
+        )
+        if not is_table:
+            index += 1
+            continue
+        table = Table([], {})
+        for number, (start, end) in enumerate(header_spans, 1):
+            text = header[start:end].strip()
+            table.columns.append(Column(header_line, number, text, header_units(text)))
+        index += 2
+        previous = delimiter_line
+        while index < len(lines) and lines[index][0] == previous + 1:
+            line_number, line = lines[index]
+            spans = _cell_spans(line)
+            if not spans:
+                break
+            table.cells[line_number] = [
+                (start, end, column)
+                for (start, end), column in zip(spans, table.columns, strict=False)
+            ]
+            previous = line_number
+            index += 1
+        tables.append(table)
+    return tables
+
+
 def extract_tokens(doc: PageDoc) -> list[Token]:
     tokens = []
     multipliers = MULTIPLIERS[doc.lang]
     sections = _sections(doc)
-    for line_number, line in prose_lines(doc):
+    lines = list(prose_lines(doc))
+    cells = {line: row for table in parse_tables(lines) for line, row in table.cells.items()}
+    for line_number, line in lines:
         for match in _NUMBER.finditer(line):
             after = match["after"]
             multiplier = 1
@@ -146,6 +265,14 @@ def extract_tokens(doc: PageDoc) -> list[Token]:
                 if unit_match:
                     unit = UNIT_WORDS[unit_match[1]]
             context = line[max(0, match.start() - 30) : match.end() + 10].strip()
+            column = next(
+                (
+                    col
+                    for start, end, col in cells.get(line_number, ())
+                    if start <= match.start() < end
+                ),
+                None,
+            )
             tokens.append(
                 Token(
                     line_number,
@@ -154,6 +281,7 @@ def extract_tokens(doc: PageDoc) -> list[Token]:
                     multiplier,
                     unit,
                     context,
+                    column,
                 )
             )
     return tokens
@@ -204,6 +332,7 @@ def check_page(doc: PageDoc) -> PageReport:
             report.failures.append(f"{where}: literal {name!r}: {error}")
     used_literals: set[str] = set()
     resolved: list[tuple[Token, Figure]] = []
+    in_columns: list[tuple[Token, str, Figure | None]] = []  # None: a declared literal
     for index, token in enumerate(tokens):
         position = f"{where}:{token.line}: number {token.text!r} ({token.context!r})"
         if index >= len(ledger):
@@ -216,6 +345,8 @@ def check_page(doc: PageDoc) -> PageReport:
                 report.failures.append(f"{position}: ledger entry {reference!r} is not declared")
                 continue
             used_literals.add(name)
+            if token.column is not None:
+                in_columns.append((token, reference, None))
             expected = literal_text(literals[name], doc.lang)
             found = token.text if token.multiplier == 1 else f"{token.text}x{token.multiplier}"
             if found != expected:
@@ -233,6 +364,8 @@ def check_page(doc: PageDoc) -> PageReport:
         except KeyError as error:
             report.failures.append(f"{position}: {error.args[0]}")
             continue
+        if token.column is not None:
+            in_columns.append((token, reference, fig))
         expected = expected_text(fig, token, doc.lang)
         if token.text != expected:
             report.failures.append(f"{position}: expected {expected!r} ({reference})")
@@ -247,8 +380,70 @@ def check_page(doc: PageDoc) -> PageReport:
         report.failures.append(f"{where}: ledger entry {reference!r} has no number on the page")
     for name in sorted(set(literals) - used_literals):
         report.failures.append(f"{where}: literal {name!r} is declared but never stated")
+    report.failures.extend(column_failures(doc, in_columns))
     report.failures.extend(pint_failures(doc, resolved))
     return report
+
+
+def figure_unit(fig: Figure) -> str:
+    """The unit of a registry figure; a plain count whose key names a unit takes that unit."""
+    if fig.unit:
+        return fig.unit
+    suffix = fig.key.rpartition("_")[2]
+    return UNIT_OF_KEY_SUFFIX.get(suffix, "")
+
+
+def stated_unit(token: Token) -> str | None:
+    """The unit a page gives a number: after it, or else in its column's header."""
+    if token.unit is not None:
+        return token.unit
+    if token.column is not None and len(token.column.units) == 1:
+        (unit,) = token.column.units
+        return unit
+    return None
+
+
+def column_failures(doc: PageDoc, stated: Sequence[tuple[Token, str, Figure | None]]) -> list[str]:
+    """Each table column against its header: the unit it names is the unit of its figures.
+
+    `stated` holds the numbers of table body cells with their ledger reference and registry
+    figure (None for a declared literal). A column whose header names no unit may hold figures
+    that have one (bytes, GB, GiB, USD) only when each cell states it after its number; plain
+    counts (bits, days) may stand there unlabelled.
+    """
+    by_column: dict[Column, list[tuple[Token, str, Figure | None]]] = {}
+    for entry in stated:
+        if entry[0].column is not None:
+            by_column.setdefault(entry[0].column, []).append(entry)
+    failures = []
+    for column, entries in by_column.items():
+        where = f"{doc.path}:{column.line}: {column.where}"
+        named = sorted(column.units)
+        if len(named) > 1:
+            failures.append(f"{where} names several units ({', '.join(named)})")
+            continue
+        disagreeing = []
+        for token, reference, fig in entries:
+            cell = f"{token.text} on line {token.line} ({reference})"
+            if fig is None:
+                if named and named[0] in BYTE_UNITS:
+                    disagreeing.append(f"{cell} is a literal, not a registry figure")
+                continue
+            unit = figure_unit(fig)
+            if named and unit != named[0]:
+                disagreeing.append(f"{cell} is in {unit or 'no unit'}")
+            elif not named and fig.unit and token.unit is None:
+                disagreeing.append(f"{cell} is in {fig.unit}")
+        if disagreeing and named:
+            failures.append(
+                f"{where} names {named[0]}, but its figures disagree: " + "; ".join(disagreeing)
+            )
+        elif disagreeing:
+            failures.append(
+                f"{where} names no unit, but holds figures that have one (name it in the "
+                "header or after each number): " + "; ".join(disagreeing)
+            )
+    return failures
 
 
 def pint_failures(doc: PageDoc, resolved: Sequence[tuple[Token, Figure]]) -> list[str]:
@@ -259,15 +454,17 @@ def pint_failures(doc: PageDoc, resolved: Sequence[tuple[Token, Figure]]) -> lis
 
     ureg = pint_registry()
     failures = []
-    stated: list[tuple[Token, Fraction, Fraction]] = []  # token, bytes per pint, tolerance
+    # token, its unit (after it or in its column's header), bytes per pint, tolerance
+    stated: list[tuple[Token, str, Fraction, Fraction]] = []
     for token, fig in resolved:
         exact = fig.exact_bytes
-        if token.unit not in BYTE_UNITS or exact is None:
+        unit = stated_unit(token)
+        if unit is None or unit not in BYTE_UNITS or exact is None:
             continue
         number = (
             Fraction(parse_decimal(token.text, locale=doc.lang, strict=True)) * token.multiplier
         )
-        unit_bytes = Fraction(ureg.Quantity(1, BYTE_UNITS[token.unit]).to("byte").magnitude)
+        unit_bytes = Fraction(ureg.Quantity(1, BYTE_UNITS[unit]).to("byte").magnitude)
         decimals = (
             len(token.text.rpartition("," if doc.lang == "id" else ".")[2])
             if (("," if doc.lang == "id" else ".") in token.text)
@@ -275,21 +472,21 @@ def pint_failures(doc: PageDoc, resolved: Sequence[tuple[Token, Figure]]) -> lis
         )
         tolerance = unit_bytes * token.multiplier / (2 * 10**decimals)
         as_bytes = number * unit_bytes
-        stated.append((token, as_bytes, tolerance))
+        stated.append((token, unit, as_bytes, tolerance))
         if abs(as_bytes - exact) > tolerance:
             failures.append(
-                f"{doc.path}:{token.line}: pint reads {token.text} {token.unit} as "
+                f"{doc.path}:{token.line}: pint reads {token.text} {unit} as "
                 f"{float(as_bytes):.0f} B, but the figure is {float(exact):.0f} B"
             )
-    for i, (first, first_bytes, first_tol) in enumerate(stated):
-        for second, second_bytes, second_tol in stated[i + 1 :]:
-            same_line = first.line == second.line and first.unit != second.unit
+    for i, (first, first_unit, first_bytes, first_tol) in enumerate(stated):
+        for second, second_unit, second_bytes, second_tol in stated[i + 1 :]:
+            same_line = first.line == second.line and first_unit != second_unit
             if same_line and abs(first_bytes - second_bytes) <= first_tol + second_tol:
-                continue  # a consistent "X GB ... Y GiB" pair
+                continue  # a consistent "X GB ... Y GiB" pair, or a table row of one size
             if same_line and _same_quantity(resolved, first, second):
                 failures.append(
-                    f"{doc.path}:{first.line}: pint finds {first.text} {first.unit} and "
-                    f"{second.text} {second.unit} differ"
+                    f"{doc.path}:{first.line}: pint finds {first.text} {first_unit} and "
+                    f"{second.text} {second_unit} differ"
                 )
     return failures
 
@@ -319,8 +516,21 @@ def structure(doc: PageDoc) -> tuple[list[str], list[str], list[str]]:
     return anchors, snippets, missing
 
 
+def column_units(doc: PageDoc) -> list[tuple[str, ...]]:
+    """The units each table's header names, column by column ("-" for none)."""
+    return [
+        tuple("/".join(sorted(column.units)) or "-" for column in table.columns)
+        for table in parse_tables(list(prose_lines(doc)))
+    ]
+
+
 def parity_failures(ko: PageDoc, id_: PageDoc) -> list[str]:
     failures = []
+    ko_columns, id_columns = column_units(ko), column_units(id_)
+    if ko_columns != id_columns:
+        failures.append(
+            f"{id_.path}: table header units {id_columns} differ from {ko.path}: {ko_columns}"
+        )
     ko_anchors, ko_snippets, ko_missing = structure(ko)
     id_anchors, id_snippets, id_missing = structure(id_)
     for doc, missing in ((ko, ko_missing), (id_, id_missing)):
@@ -374,12 +584,13 @@ def suggest(path: Path, lang: str) -> str:
     literals: dict[str, str] = {}
     for token in extract_tokens(doc):
         candidates = []
+        unit = stated_unit(token)
         for example in registry().values():
             for fig in example.figures:
-                unit_ok = token.unit is None or token.unit == fig.unit
+                unit_ok = unit is None or unit == figure_unit(fig)
                 if unit_ok and expected_text(fig, token, lang) == token.text:
                     local = f"{page}#{token.section}" in example.where
-                    unit_rank = fig.unit != (token.unit or "")
+                    unit_rank = figure_unit(fig) != (unit or "")
                     candidates.append((not local, unit_rank, f"{example.id}.{fig.key}"))
         if candidates:
             reference = sorted(candidates)[0][2]

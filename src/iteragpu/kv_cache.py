@@ -15,6 +15,15 @@ from iteragpu.units import gib
 
 K_AND_V = 2
 
+# Input bounds of the CLI and the sizer, far above any model and context of today, so that a
+# cache size always describes something: a value takes at most 8 bytes (64 bits).
+MAX_LAYERS = 10**4
+MAX_KV_HEADS = 10**4
+MAX_HEAD_DIM = 10**5
+MAX_TOKENS = 10**9  # also bounds --window and --static-max-tokens
+MAX_SEQUENCES = 10**6
+MAX_BYTES_PER_VALUE = 8
+
 
 @dataclass(frozen=True)
 class KVCacheSpec:

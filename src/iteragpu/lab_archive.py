@@ -20,15 +20,17 @@ import hashlib
 import importlib
 import io
 import os
+import re
 import sys
 import time
 import zipfile
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from iteragpu.lab.mesure_memoire import LAB_VERSION, __version__
+from iteragpu.parsing import shown
 
 LAB_DIR = Path(__file__).resolve().parent / "lab"
 NOTEBOOK_SOURCE = LAB_DIR / "iteragpu_lab.py"
@@ -41,7 +43,9 @@ ARCHIVE_NAME = f"{ARCHIVE_STEM}.zip"
 # 2025-01-01T00:00:00Z; ZIP cannot store dates before 1980-01-01.
 DEFAULT_SOURCE_DATE_EPOCH = 1_735_689_600
 ZIP_MIN_EPOCH = 315_532_800
+ZIP_MAX_EPOCH = 4_354_819_199  # 2107-12-31T23:59:59Z: a ZIP date stores years 1980 to 2107
 COMPRESS_LEVEL = 9
+EXIT_INVALID_INPUT = 2
 
 # Files copied byte for byte from the lab folder into the archive.
 LAB_FILES = (
@@ -134,18 +138,41 @@ def build_notebooks(out_dir: Path) -> dict[str, Path]:
 
 
 def resolve_source_date_epoch(source_date_epoch: int | None = None) -> int:
-    """The argument, else $SOURCE_DATE_EPOCH, else DEFAULT_SOURCE_DATE_EPOCH; >= 1980."""
+    """The argument, else $SOURCE_DATE_EPOCH, else DEFAULT_SOURCE_DATE_EPOCH; raised to 1980,
+    refused after 2107 (a ZIP date cannot hold it) with a one-line ValueError."""
     if source_date_epoch is None:
         raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-        if raw:
-            if not raw.isdigit():
-                raise ValueError(f"SOURCE_DATE_EPOCH must be a whole number of seconds: {raw!r}")
-            source_date_epoch = int(raw)
-        else:
-            source_date_epoch = DEFAULT_SOURCE_DATE_EPOCH
+        source_date_epoch = (
+            parse_epoch(raw, "SOURCE_DATE_EPOCH") if raw else DEFAULT_SOURCE_DATE_EPOCH
+        )
     if isinstance(source_date_epoch, bool) or source_date_epoch < 0:
         raise ValueError(f"source_date_epoch must be >= 0, got {source_date_epoch!r}")
+    if source_date_epoch > ZIP_MAX_EPOCH:
+        raise ValueError(
+            f"source date epoch {source_date_epoch} is after 2107-12-31T23:59:59Z, "
+            "the last date a ZIP archive can store"
+        )
     return max(source_date_epoch, ZIP_MIN_EPOCH)
+
+
+def parse_epoch(text: str, what: str) -> int:
+    """Seconds since 1970 as SOURCE_DATE_EPOCH writes them: ASCII digits only.
+
+    >>> parse_epoch("1700000000", "SOURCE_DATE_EPOCH")
+    1700000000
+    """
+    if re.fullmatch(r"[0-9]+", text) is None:
+        raise ValueError(
+            f"{what} must be a whole number of seconds written with the digits 0-9, "
+            f"got {shown(text)}"
+        )
+    # More digits than the last storable date has: refused before int() meets 5,000 digits.
+    if len(text.lstrip("0")) > len(str(ZIP_MAX_EPOCH)):
+        raise ValueError(
+            f"{what} {shown(text)} is after 2107-12-31T23:59:59Z, "
+            "the last date a ZIP archive can store"
+        )
+    return int(text)
 
 
 def archive_members() -> dict[str, bytes]:
@@ -188,8 +215,8 @@ def archive_bytes(source_date_epoch: int | None = None) -> bytes:
 def build_archive(out_dir: Path, *, source_date_epoch: int | None = None) -> Path:
     """Write OUT/iteragpu-lab-v1.zip and OUT/iteragpu-lab-v1.zip.sha256; return the zip path."""
     out_dir = Path(out_dir)
+    data = archive_bytes(source_date_epoch)  # a bad epoch is refused before anything is written
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = archive_bytes(source_date_epoch)
     path = out_dir / ARCHIVE_NAME
     path.write_bytes(data)
     digest = hashlib.sha256(data).hexdigest()
@@ -234,8 +261,15 @@ def build_downloads(out_dir: Path, *, source_date_epoch: int | None = None) -> d
     return {name: files[name] for name in download_names()}
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, no usage block: the house rule for every command's bad input.
+        self.exit(EXIT_INVALID_INPUT, f"lab_archive: error: {' '.join(message.split())}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    """Exit codes: 0 written; 2 bad arguments or SOURCE_DATE_EPOCH, or a build error (one line)."""
+    parser = _OneLineParser(
         prog="python -m iteragpu.lab_archive",
         description=f"Build IteraGPU Lab {LAB_VERSION}: archive, checksum, notebooks and the "
         "individual downloads.",
@@ -243,24 +277,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="output folder")
     parser.add_argument(
         "--source-date-epoch",
-        type=int,
         default=None,
-        help="timestamp of the archive members (default: $SOURCE_DATE_EPOCH, else "
-        f"{DEFAULT_SOURCE_DATE_EPOCH})",
+        help="timestamp of the archive members, 1980 to 2107 (default: $SOURCE_DATE_EPOCH, "
+        f"else {DEFAULT_SOURCE_DATE_EPOCH})",
     )
     parser.add_argument(
         "--archive-only", action="store_true", help="write only the archive and its checksum"
     )
     args = parser.parse_args(argv)
     try:
+        epoch = (
+            None
+            if args.source_date_epoch is None
+            else parse_epoch(args.source_date_epoch.strip(), "--source-date-epoch")
+        )
         if args.archive_only:
-            archive = build_archive(args.out, source_date_epoch=args.source_date_epoch)
+            archive = build_archive(args.out, source_date_epoch=epoch)
             paths = {ARCHIVE_NAME: archive}
         else:
-            paths = build_downloads(args.out, source_date_epoch=args.source_date_epoch)
+            paths = build_downloads(args.out, source_date_epoch=epoch)
     except (OSError, ValueError, ImportError) as exc:
         print(f"lab_archive: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return EXIT_INVALID_INPUT
     for path in paths.values():
         print(path)
     return 0

@@ -1,8 +1,9 @@
 """Byte units: the one place that knows how many bytes a GB, a GiB or a gigabit holds.
 
-Decimal units (kB, MB, GB, TB) are powers of 10, binary units (KiB, MiB, GiB, TiB) powers of 2.
-Bit units (kb, Mb, Gb, Tb) are decimal multiples of a bit, an eighth of a byte: `Gb` is a
-gigabit here, never pint's gilbert.
+Decimal units (kB, MB, GB, ... YB) are powers of 10, binary units (KiB, MiB, GiB, ... YiB)
+powers of 2. Bit units (kb, Mb, Gb, ... Yb) are decimal multiples of a bit, an eighth of a byte:
+`Gb` is a gigabit here, never pint's gilbert. Every factor is an exact `Fraction`; pint is only
+the independent cross-check (the tests, the figure checker), never read on the way.
 """
 
 from __future__ import annotations
@@ -11,27 +12,36 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Final
 
-from iteragpu.lab.mesure_memoire import BYTES_PER_GB, BYTES_PER_GIB
+_DECIMAL_PREFIXES: Final = ("kilo", "mega", "giga", "tera", "peta", "exa", "zetta", "yotta")
+_BINARY_PREFIXES: Final = ("kibi", "mebi", "gibi", "tebi", "pebi", "exbi", "zebi", "yobi")
+_DECIMAL_LETTERS: Final = ("k", "M", "G", "T", "P", "E", "Z", "Y")
+_BINARY_LETTERS: Final = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi")
 
 BYTES_PER_UNIT: Final[dict[str, Fraction]] = {
     "B": Fraction(1),
-    "kB": Fraction(10**3),
-    "MB": Fraction(10**6),
-    "GB": Fraction(BYTES_PER_GB),
-    "TB": Fraction(10**12),
-    "PB": Fraction(10**15),
-    "KiB": Fraction(2**10),
-    "MiB": Fraction(2**20),
-    "GiB": Fraction(BYTES_PER_GIB),
-    "TiB": Fraction(2**40),
-    "PiB": Fraction(2**50),
+    **{f"{p}B": Fraction(10 ** (3 * i)) for i, p in enumerate(_DECIMAL_LETTERS, 1)},
+    **{f"{p}B": Fraction(2 ** (10 * i)) for i, p in enumerate(_BINARY_LETTERS, 1)},
     "bit": Fraction(1, 8),
-    "kb": Fraction(10**3, 8),
-    "Mb": Fraction(10**6, 8),
-    "Gb": Fraction(10**9, 8),
-    "Tb": Fraction(10**12, 8),
+    **{f"{p}b": Fraction(10 ** (3 * i), 8) for i, p in enumerate(_DECIMAL_LETTERS, 1)},
 }
-"""Bytes in one of each unit symbol, exact."""
+"""Bytes in one of each unit symbol (case-sensitive), exact."""
+
+BIT_UNITS: Final[frozenset[str]] = frozenset(
+    u for u in BYTES_PER_UNIT if u == "bit" or u[-1] == "b"
+)
+"""Symbols that count bits: a quantity in one of them needs a whole number of bits only."""
+
+UNIT_NAMES: Final[dict[str, str]] = {
+    "byte": "B",
+    "bit": "bit",
+    **{f"{p}byte": f"{s}B" for p, s in zip(_DECIMAL_PREFIXES, _DECIMAL_LETTERS, strict=True)},
+    **{f"{p}byte": f"{s}B" for p, s in zip(_BINARY_PREFIXES, _BINARY_LETTERS, strict=True)},
+    **{f"{p}bit": f"{s}b" for p, s in zip(_DECIMAL_PREFIXES, _DECIMAL_LETTERS, strict=True)},
+}
+"""Long names (any case, singular or plural) and the symbol each stands for."""
+
+# SI prefixes below one: a millibyte is no amount of memory, so these are refused by name.
+FRACTION_PREFIXES: Final = ("deci", "centi", "milli", "micro", "nano", "pico", "femto", "atto")
 
 
 class UnknownUnitError(ValueError):
@@ -46,13 +56,31 @@ def bytes_per(unit: str) -> Fraction:
         raise UnknownUnitError(f"unknown byte unit {unit!r}") from None
 
 
+def unit_symbol(name: str) -> str | None:
+    """The symbol for a symbol or a long name (`GiB`, `gibibyte`, `Gibibytes`), else None.
+
+    >>> unit_symbol("gibibytes"), unit_symbol("Gb"), unit_symbol("gb")
+    ('GiB', 'Gb', None)
+    """
+    if name in BYTES_PER_UNIT:
+        return name
+    lowered = name.lower()
+    return UNIT_NAMES.get(lowered) or UNIT_NAMES.get(lowered.removesuffix("s"))
+
+
+def is_fraction_unit_name(name: str) -> bool:
+    """True for `millibyte`, `decibits` and the like: a fraction of a byte or a bit."""
+    lowered = name.lower().removesuffix("s")
+    return any(lowered in (f"{p}byte", f"{p}bit") for p in FRACTION_PREFIXES)
+
+
 def to_unit(byte_count: int | Fraction, unit: str) -> Fraction:
     """Express an exact byte count in `unit`.
 
     >>> to_unit(14_000_000_000, "GB")
     Fraction(14, 1)
-    >>> round(float(to_unit(14_000_000_000, "GiB")), 2)
-    13.04
+    >>> exact_decimal_text(to_unit(14_000_000_000, "GiB"))
+    '13.03851604461669921875'
     """
     return Fraction(byte_count) / bytes_per(unit)
 
@@ -76,6 +104,15 @@ def gb(byte_count: int | Fraction) -> Fraction:
     return to_unit(byte_count, "GB")
 
 
+def ceil_bytes(byte_count: Fraction) -> int:
+    """Whole bytes that hold `byte_count`: the exact count when whole, else rounded up.
+
+    >>> ceil_bytes(Fraction(7, 2)), ceil_bytes(Fraction(14))
+    (4, 14)
+    """
+    return -(-byte_count.numerator // byte_count.denominator)
+
+
 def round_half_up(value: Fraction, decimals: int) -> Decimal:
     """Round an exact value to `decimals` places, halves away from zero, without floats.
 
@@ -87,16 +124,40 @@ def round_half_up(value: Fraction, decimals: int) -> Decimal:
     scaled = abs(value) * 10**decimals
     whole = int(scaled + Fraction(1, 2))
     rounded = Decimal(f"{whole}E-{decimals}")  # exact: scaleb() would round to 28 digits
-    return -rounded if value < 0 else rounded
+    return rounded.copy_negate() if value < 0 else rounded  # unary minus rounds to 28 digits
+
+
+def decimal_places(value: Fraction) -> int | None:
+    """Decimals that write `value` exactly, or None when its expansion never ends.
+
+    A fraction ends in decimals when its reduced denominator is 2^a x 5^b; it then takes
+    max(a, b) places. Bytes over 2^30 or 10^9, and decimal inputs over 8, always end.
+
+    >>> [decimal_places(Fraction(1, 2**30)), decimal_places(Fraction(3))]
+    [30, 0]
+    >>> decimal_places(Fraction(1, 3)) is None
+    True
+    """
+    denominator = value.denominator
+    twos = (denominator & -denominator).bit_length() - 1
+    denominator >>= twos
+    fives = 0
+    while denominator % 5 == 0:
+        denominator //= 5
+        fives += 1
+    return max(twos, fives) if denominator == 1 else None
 
 
 def exact_decimal_text(value: Fraction, max_decimals: int = 20) -> str:
-    """Plain decimal text of `value`: exact when it terminates, else rounded to `max_decimals`.
+    """Plain decimal text of `value`: exact when it ends, else rounded to `max_decimals`.
+
+    The JSON outputs state every derived unit this way (`"weights_gib": "13.03..."`).
 
     >>> exact_decimal_text(Fraction(24_000_000_000, 2**30))
     '22.351741790771484375'
+    >>> exact_decimal_text(Fraction(1, 2**30))
+    '0.000000000931322574615478515625'
     """
-    for decimals in range(max_decimals + 1):
-        if (value * 10**decimals).denominator == 1:
-            return str(round_half_up(value, decimals))
-    return str(round_half_up(value, max_decimals))
+    places = decimal_places(value)
+    # format "f": str() of a Decimal would write 9.3E-10 for a tiny value.
+    return format(round_half_up(value, max_decimals if places is None else places), "f")

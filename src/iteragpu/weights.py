@@ -16,6 +16,12 @@ from iteragpu.units import from_unit, gb, gib
 # may keep some modules at other precisions, which the uniform division does not count.
 QUANTIZED_BELOW_BITS = 16
 
+# Input bounds of the CLI and the sizer: beyond them a figure describes no model. 10^15
+# parameters is a thousand times today's largest; a stored value takes at most 64 bits.
+MAX_PARAMETERS = 10**15
+MAX_BITS = 64
+MAX_RESERVE_GIB = 10**6
+
 
 @dataclass(frozen=True)
 class WeightsEstimate:

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
+from iteragpu.messages import MESSAGES
 from iteragpu.sizer_vectors import CASES, DEFAULT_QUERY, TASKS, expected, vectors
 
 from . import test_browser
@@ -37,6 +38,10 @@ PYTHON_MESSAGES = {
     "not_positive": "must be positive",
     "negative": "cannot be negative",
     "unknown_task": "must be one of",
+    "non_ascii_digit": "must use the digits 0-9",
+    "too_many_digits": "has too many digits",
+    "exponent_out_of_range": "has an exponent out of range",
+    "too_large": "must be at most",
 }
 VALID_CASES = [case for case in CASES if expected(case)["valid"]]
 INVALID_CASES = [case for case in CASES if not expected(case)["valid"]]
@@ -90,6 +95,29 @@ def test_the_page_loads_the_published_script(site: Path, lang: str) -> None:
     assert "sizer-data" not in (site / lang / "sizing" / "index.html").read_text("utf-8")
 
 
+# The memory reasons the page can show without a lab result (iteragpu.shortlist).
+REASONS_WITHOUT_EVIDENCE = (
+    "declared_below_need",
+    "nominal_not_proof",
+    "above_nominal_within_declared",
+    "above_nominal_declared_unknown",
+    "nominal_unknown",
+)
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_explains_every_memory_reason_and_ranks_nobody(site: Path, lang: str) -> None:
+    html = (site / lang / "sizer" / "index.html").read_text("utf-8")
+    for reason in REASONS_WITHOUT_EVIDENCE:
+        assert f"reason_{reason}" in MESSAGES  # a reason the Python short list gives
+        assert re.search(rf'<span data-memory-reason="{reason}">[^<]+</span>', html), reason
+    assert re.search(r'<span data-text="unknown">[^<]+</span>', html)
+    header = re.search(r'<table id="sizer-candidates">.*?</thead>', html, re.S)
+    assert header and "<th>" in header.group(0)
+    assert "순위" not in header.group(0) and "Peringkat" not in header.group(0)
+
+
 # ---------------------------------------------------------------------------------------------
 # In Chromium
 # ---------------------------------------------------------------------------------------------
@@ -116,12 +144,26 @@ def _rows(page: Any) -> list[dict[str, Any]]:
                     memory: cell('memory').dataset.status,
                     package: cell('package').dataset.status,
                 },
-                margin: cell('margin-gib').textContent,
+                rank: tr.dataset.rank,
+                declared: cell('declared-gib').textContent,
+                reason: cell('why').dataset.memoryReason,
+                reason_text: cell('why').textContent,
                 status_texts: ['memory', 'package', 'overall'].map(n => cell(n).textContent),
             };
         })"""
     )
     return rows
+
+
+def _page_messages(page: Any, attribute: str) -> dict[str, str]:
+    """The page's texts keyed by `attribute` (data-status, data-memory-reason, data-text)."""
+    texts: dict[str, str] = page.evaluate(
+        """(attribute) => Object.fromEntries(Array.from(
+            document.querySelectorAll(`#sizer-messages [${attribute}]`),
+            el => [el.getAttribute(attribute), el.textContent.trim()]))""",
+        attribute,
+    )
+    return texts
 
 
 def _status_labels(page: Any) -> dict[str, str]:
@@ -153,7 +195,12 @@ def _assert_shows(page: Any, lang: str, query: dict[str, str]) -> None:
     for row, candidate in zip(rows, want["candidates"], strict=True):
         assert row["status"] == candidate["status"]
         assert row["requirements"] == candidate["requirements"]
-        assert row["margin"] == candidate["nominal_margin_text"].get(lang, "")
+        # No rank: the page takes no lab result, so no candidate is fit on every requirement.
+        assert candidate["rank"] is None and row["rank"] == ""
+        unknown = _page_messages(page, "data-text")["unknown"]
+        assert row["declared"] == candidate["declared_text"].get(lang, unknown)
+        assert row["reason"] == candidate["reasons"]["memory"]
+        assert row["reason_text"] == _page_messages(page, "data-memory-reason")[row["reason"]]
         assert row["status_texts"] == [
             labels[candidate["requirements"]["memory"]],
             labels[candidate["requirements"]["package"]],
@@ -184,7 +231,8 @@ def test_a_shared_link_shows_the_python_figures(
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_page_script_reproduces_every_vector(page: Any, base_url: str, lang: str) -> None:
     _open(page, base_url, lang)
-    cases = vectors()["cases"]
+    data = vectors()
+    cases = data["cases"] + data["generated"]  # hand-picked, then seeded and edge cases
     described = page.evaluate(
         """(queries) => {
             const data = JSON.parse(document.getElementById('sizer-data').textContent);

@@ -6,13 +6,14 @@
  * that holds <script type="application/json" id="sizer-data">.
  *
  * Pure part: exact arithmetic on BigInt rationals, never floats, matching the Python package:
- *   parsing       iteragpu.parsing (parse_count, parse_positive, parse_non_negative)
+ *   parsing       iteragpu.parsing (parse_number, parse_count, parse_positive,
+ *                 parse_non_negative): the grammar shared by the CLI, the lab and this page
  *   weights       params x bits / 8, plus reserve x 2^30           (iteragpu.weights)
  *   KV cache      2 x layers x kv_heads x head_dim x min(tokens, window)
  *                 x bytes_per_value x sequences                      (iteragpu.kv_cache)
  *   rounding      half up, away from zero                            (iteragpu.units.round_half_up)
  *   formatting    grouped, with the locale's symbols given by Babel  (iteragpu.formatting)
- *   short list    statuses and rank of iteragpu.shortlist.shortlist(need_gib, days)
+ *   short list    statuses, reasons and rank of iteragpu.shortlist.shortlist(need_gib, days)
  *
  * DOM part: reads the state from the URL query, fills the form, recomputes on every input and
  * keeps the URL in step (history.replaceState). Every human text (labels, statuses, messages,
@@ -64,10 +65,6 @@
     return rational(a.n * b.d + b.n * a.d, a.d * b.d);
   }
 
-  function sub(a, b) {
-    return rational(a.n * b.d - b.n * a.d, a.d * b.d);
-  }
-
   function mul(a, b) {
     return rational(a.n * b.n, a.d * b.d);
   }
@@ -114,29 +111,17 @@
     "^[" + PY_SPACE + "]*([0-9_.eE+-]+)[" + PY_SPACE + "]*([KkMmBbGgTt])?[" + PY_SPACE + "]*$"
   );
   var COUNT_SUFFIXES = { K: 10n ** 3n, M: 10n ** 6n, B: 10n ** 9n, G: 10n ** 9n, T: 10n ** 12n };
-  // decimal.Decimal's numeric strings (NaN and infinities are rejected like non-finite ones).
-  var DECIMAL = /^([+-])?(?:([0-9]+)(?:\.([0-9]*))?|\.([0-9]+))(?:[eE]([+-]?[0-9]+))?$/;
-  var DIGIT = /\p{Nd}/gu;
-  var ONE_DIGIT = /^\p{Nd}$/u;
-  // Guards that Python does not have: beyond them BigInt powers would freeze the page.
-  var MAX_DIGITS = 10000;
-  var MAX_EXPONENT = 10000n;
-
-  function isDigit(codePoint) {
-    return codePoint >= 0 && ONE_DIGIT.test(String.fromCodePoint(codePoint));
-  }
-
-  /** Any Unicode decimal digit as its ASCII digit, as Decimal() reads them ("１６" is 16). */
-  function asciiDigits(text) {
-    return text.replace(DIGIT, function (ch) {
-      var codePoint = ch.codePointAt(0);
-      if (codePoint <= 0x7f) return ch;
-      // Unicode encodes decimal digits in contiguous runs of ten, zero first.
-      var start = codePoint;
-      while (isDigit(start - 1)) start -= 1;
-      return String((codePoint - start) % 10);
-    });
-  }
+  // iteragpu.parsing._NUMBER: ASCII digits, `_` only between two digits, no NaN or infinity.
+  var DIGITS = "[0-9](?:_?[0-9])*";
+  var NUMBER = new RegExp(
+    "^([+-])?(?:(" + DIGITS + ")(?:\\.(" + DIGITS + ")?)?|\\.(" + DIGITS + "))" +
+      "(?:[eE]([+-]?" + DIGITS + "))?$"
+  );
+  // Any decimal digit but 0-9 (Python's str.isdecimal()): refused, whatever the field.
+  var NON_ASCII_DIGIT = /(?![0-9])\p{Nd}/u;
+  // iteragpu.parsing.MAX_DIGITS and MAX_EXPONENT: every value lies within 10^-100 and 10^100.
+  var MAX_DIGITS = 50;
+  var MAX_EXPONENT = 50n;
 
   function fail(reason) {
     return { ok: false, reason: reason };
@@ -146,28 +131,45 @@
     return { ok: true, value: value };
   }
 
-  /** iteragpu.quantity.parse_number: the exact value of a finite decimal number. */
+  /** iteragpu.parsing.parse_number: the exact value of a number of the shared grammar. */
   function parseNumber(text) {
-    var cleaned = asciiDigits(String(text).replace(STRIP, "").replace(/_/g, ""));
-    var match = DECIMAL.exec(cleaned);
+    text = String(text);
+    if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
+    var match = NUMBER.exec(text.replace(STRIP, ""));
     if (match === null) return fail("not_number");
-    var whole = match[2] !== undefined ? match[2] : "";
-    var fraction = match[3] !== undefined ? match[3] : match[4] !== undefined ? match[4] : "";
-    var digits = (whole + fraction).replace(/^0+/, "");
-    if (digits === "") return ok(rational(0n));
-    var exponent = (match[5] !== undefined ? BigInt(match[5]) : 0n) - BigInt(fraction.length);
-    if (digits.length > MAX_DIGITS || abs(exponent) > MAX_EXPONENT) return fail("too_large");
+    var fraction = (match[3] !== undefined ? match[3] : match[4] !== undefined ? match[4] : "")
+      .replace(/_/g, "");
+    var digits = (match[2] !== undefined ? match[2] : "").replace(/_/g, "") + fraction;
+    if (digits.length > MAX_DIGITS) return fail("too_many_digits");
+    var exponentText = match[5] !== undefined ? match[5].replace(/_/g, "") : "0";
+    // Compare the exponent's digits before BigInt(): a 5,000-digit exponent must not reach it.
+    var exponentDigits = exponentText.replace(/^[+-]/, "").replace(/^0+/, "");
+    if (
+      exponentDigits.length > String(MAX_EXPONENT).length ||
+      BigInt(exponentDigits || "0") > MAX_EXPONENT
+    ) {
+      return fail("exponent_out_of_range");
+    }
+    var scale = BigInt(exponentText) - BigInt(fraction.length);
     var coefficient = BigInt(digits) * (match[1] === "-" ? -1n : 1n);
     return ok(
-      exponent >= 0n
-        ? rational(coefficient * 10n ** exponent)
-        : rational(coefficient, 10n ** -exponent)
+      scale >= 0n ? rational(coefficient * 10n ** scale) : rational(coefficient, 10n ** -scale)
     );
   }
 
+  /** A value above `maximum` (a BigInt; undefined for none) fails as too_large. */
+  function bounded(parsed, maximum) {
+    if (maximum !== undefined && cmp(parsed.value, rational(maximum)) > 0) {
+      return fail("too_large");
+    }
+    return parsed;
+  }
+
   /** iteragpu.parsing.parse_count: a positive whole count, `7e9`, `7B`, `1.5B`, `70M`. */
-  function parseCount(text) {
-    var match = COUNT.exec(String(text));
+  function parseCount(text, maximum) {
+    text = String(text);
+    if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
+    var match = COUNT.exec(text);
     if (match === null) return fail("not_count");
     var parsed = parseNumber(match[1]);
     if (!parsed.ok) return parsed;
@@ -175,21 +177,22 @@
     if (match[2] !== undefined) value = mul(value, rational(COUNT_SUFFIXES[match[2].toUpperCase()]));
     if (!isWhole(value)) return fail("not_whole");
     if (value.n <= 0n) return fail("not_positive");
-    return ok(value.n);
+    var counted = bounded(ok(value), maximum);
+    return counted.ok ? ok(value.n) : counted;
   }
 
   /** iteragpu.parsing.parse_positive: bits, bytes per value. */
-  function parsePositive(text) {
+  function parsePositive(text, maximum) {
     var parsed = parseNumber(text);
     if (!parsed.ok) return parsed;
-    return parsed.value.n > 0n ? parsed : fail("not_positive");
+    return parsed.value.n > 0n ? bounded(parsed, maximum) : fail("not_positive");
   }
 
   /** iteragpu.parsing.parse_non_negative: a reserve. */
-  function parseNonNegative(text) {
+  function parseNonNegative(text, maximum) {
     var parsed = parseNumber(text);
     if (!parsed.ok) return parsed;
-    return parsed.value.n >= 0n ? parsed : fail("negative");
+    return parsed.value.n >= 0n ? bounded(parsed, maximum) : fail("negative");
   }
 
   // ------------------------------------------------------------------------------------------
@@ -266,8 +269,6 @@
   // ------------------------------------------------------------------------------------------
 
   var STATUS_ORDER = { fit: 0, check_needed: 1, excluded: 2 };
-  // shortlist.Candidate.rank_key: an unknown margin ranks as a margin of -(10^30) GiB.
-  var UNKNOWN_MARGIN = rational(-(10n ** 30n));
 
   function catalogValue(raw) {
     var parsed = parseNumber(String(raw));
@@ -275,15 +276,26 @@
     return parsed.value;
   }
 
-  /** The cards of gpu_catalog.json with exact numbers. */
+  /**
+   * The cards of gpu_catalog.json with exact numbers: the nominal figure read as decimal GB (a
+   * convention, not the card's memory) and the bytes a device declares, with the rounding of
+   * the tool that printed them (iteragpu.catalog.DeclaredMemory.bound_bytes).
+   */
   function loadCatalog(raw) {
     return raw.cards.map(function (card) {
       var nominalGb = card.nominal_memory_gb === null ? null : catalogValue(card.nominal_memory_gb);
+      var declared =
+        card.declared_memory_bytes === null ? null : catalogValue(card.declared_memory_bytes);
       return {
         id: card.id,
         name: card.name,
         nominalGb: nominalGb,
         nominalBytes: nominalGb === null ? null : mul(nominalGb, BYTES_PER_GB),
+        declaredBytes: declared,
+        declaredBoundBytes:
+          declared === null
+            ? null
+            : add(declared, catalogValue(card.declared_memory_source.resolution_bytes)),
         packages: card.packages.map(function (p) {
           return {
             cards: BigInt(p.cards),
@@ -302,42 +314,34 @@
     });
   }
 
-  /** Code-point order, as Python compares strings. */
-  function compareText(a, b) {
-    var left = Array.from(a);
-    var right = Array.from(b);
-    for (var i = 0; i < Math.min(left.length, right.length); i += 1) {
-      var x = left[i].codePointAt(0);
-      var y = right[i].codePointAt(0);
-      if (x !== y) return x < y ? -1 : 1;
+  /**
+   * Memory without a lab run (iteragpu.shortlist): excluded only above the declared capacity
+   * and its rounding; otherwise check_needed, with the reason the nominal figure gives. The
+   * nominal figure never excludes.
+   */
+  function memoryWithoutEvidence(card, needBytes) {
+    if (card.declaredBoundBytes !== null && cmp(needBytes, card.declaredBoundBytes) > 0) {
+      return { status: "excluded", reason: "declared_below_need" };
     }
-    return left.length - right.length;
-  }
-
-  function compareCandidates(a, b) {
-    var order = STATUS_ORDER[a.status] - STATUS_ORDER[b.status];
-    if (order !== 0) return order;
-    if ((a.cost === null) !== (b.cost === null)) return a.cost === null ? 1 : -1;
-    if (a.cost !== null) {
-      order = cmp(a.cost, b.cost);
-      if (order !== 0) return order;
+    if (card.nominalBytes === null) return { status: "check_needed", reason: "nominal_unknown" };
+    if (cmp(needBytes, card.nominalBytes) <= 0) {
+      return { status: "check_needed", reason: "nominal_not_proof" };
     }
-    order = cmp(
-      a.nominalMarginGib === null ? UNKNOWN_MARGIN : a.nominalMarginGib,
-      b.nominalMarginGib === null ? UNKNOWN_MARGIN : b.nominalMarginGib
-    );
-    if (order !== 0) return -order;
-    var daysA = a.package ? a.package.days : 0n;
-    var daysB = b.package ? b.package.days : 0n;
-    if (daysA !== daysB) return daysA < daysB ? -1 : 1;
-    return compareText(a.name, b.name);
+    return {
+      status: "check_needed",
+      reason:
+        card.declaredBytes === null
+          ? "above_nominal_declared_unknown"
+          : "above_nominal_within_declared",
+    };
   }
 
   /**
-   * Every card for a need of `needBytes` over `days` on `cards` cards, ranked: memory is
-   * `excluded` when the nominal capacity is below the need, else `check_needed` (a nominal
-   * capacity is not proof); package is `fit` when the catalog lists one for the same days and
-   * cards, else `check_needed`; the overall status is the worst.
+   * Every card for a need of `needBytes` over `days` on `cards` cards. Package is `fit` when
+   * the catalog lists one for the same days and cards, else `check_needed`; the overall status
+   * is the worst. The page takes no lab result, so memory is never `fit` and, as in
+   * iteragpu.shortlist, a candidate not fit on every requirement gets no rank: those to review
+   * come in catalogue order, then the excluded ones.
    */
   function shortlist(catalog, needBytes, days, cards) {
     if (cards === undefined) cards = 1n;
@@ -349,28 +353,30 @@
           break;
         }
       }
-      var memory =
-        card.nominalBytes === null
-          ? "check_needed"
-          : cmp(card.nominalBytes, needBytes) < 0
-            ? "excluded"
-            : "check_needed";
-      var requirements = { memory: memory, package: pkg ? "fit" : "check_needed" };
+      var memory = memoryWithoutEvidence(card, needBytes);
+      var requirements = { memory: memory.status, package: pkg ? "fit" : "check_needed" };
       return {
         id: card.id,
         name: card.name,
         nominalGb: card.nominalGb,
-        nominalGib: card.nominalBytes === null ? null : gib(card.nominalBytes),
-        nominalMarginGib: card.nominalBytes === null ? null : gib(sub(card.nominalBytes, needBytes)),
+        declaredGib: card.declaredBytes === null ? null : gib(card.declaredBytes),
         package: pkg,
         cost: pkg ? pkg.price : null,
         currency: pkg ? pkg.currency : null,
         requirements: requirements,
+        reasons: { memory: memory.reason, package: pkg ? "package_listed" : "package_missing" },
         status: worst([requirements.memory, requirements.package]),
+        rank: null,
       };
     });
-    // Array.prototype.sort is stable, like Python's sorted(): ties keep the catalog's order.
-    return candidates.sort(compareCandidates);
+    var excluded = function (c) {
+      return c.status === "excluded";
+    };
+    return candidates
+      .filter(function (c) {
+        return !excluded(c);
+      })
+      .concat(candidates.filter(excluded));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -378,6 +384,20 @@
   // ------------------------------------------------------------------------------------------
 
   // Python's order of validation: the first error is the one the CLI would report.
+  // The largest value of each field, as the CLI bounds it (iteragpu.sizer_vectors.LIMITS).
+  var LIMITS = {
+    params: 10n ** 15n,
+    bits: 64n,
+    reserve_gib: 10n ** 6n,
+    layers: 10n ** 4n,
+    kv_heads: 10n ** 4n,
+    head_dim: 10n ** 5n,
+    tokens: 10n ** 9n,
+    bytes_per_value: 8n,
+    sequences: 10n ** 6n,
+    window: 10n ** 9n,
+  };
+
   var FIELDS = [
     ["task", null],
     ["params", parseCount],
@@ -423,7 +443,7 @@
         values.window = null;
         return;
       }
-      var parsed = parse(q[key]);
+      var parsed = parse(q[key], LIMITS[key]);
       if (parsed.ok) values[key] = parsed.value;
       else errors.push({ field: key, reason: parsed.reason });
     });
@@ -491,17 +511,19 @@
       quantization_not_counted: result.quantizationNotCounted,
       text: text,
       candidates: result.candidates.map(function (c) {
-        var margin = {};
-        if (c.nominalMarginGib !== null) {
+        var declared = {};
+        if (c.declaredGib !== null) {
           langs.forEach(function (lang) {
-            margin[lang] = formatNumber(c.nominalMarginGib, 2, symbolsByLang[lang]);
+            declared[lang] = formatNumber(c.declaredGib, 2, symbolsByLang[lang]);
           });
         }
         return {
           card_id: c.id,
+          rank: c.rank,
           status: c.status,
           requirements: { memory: c.requirements.memory, package: c.requirements.package },
-          nominal_margin_text: margin,
+          reasons: { memory: c.reasons.memory, package: c.reasons.package },
+          declared_text: declared,
         };
       }),
     };
@@ -647,30 +669,35 @@
     this.quantizationNote.hidden = !result.quantizationNotCounted;
     this.results.setAttribute("data-state", "ok");
     var sheets = this.data.sheets || {};
-    result.candidates.forEach(function (c, index) {
+    result.candidates.forEach(function (c) {
       var row = doc.createElement("tr");
       row.setAttribute("data-card-id", c.id);
       row.setAttribute("data-status", c.status);
+      row.setAttribute("data-rank", c.rank === null ? "" : String(c.rank));
       var cells = [
-        ["rank", String(index + 1)],
         ["card", c.name],
         ["nominal-gb", c.nominalGb === null ? "" : formatNumber(c.nominalGb, 0, self.symbols)],
-        ["nominal-gib", c.nominalGib === null ? "" : formatNumber(c.nominalGib, 2, self.symbols)],
         [
-          "margin-gib",
-          c.nominalMarginGib === null ? "" : formatNumber(c.nominalMarginGib, 2, self.symbols),
+          "declared-gib",
+          c.declaredGib === null
+            ? self.message("data-text", "unknown")
+            : formatNumber(c.declaredGib, 2, self.symbols),
         ],
         ["cost", c.cost === null ? "" : formatNumber(c.cost, 2, self.symbols) + " " + c.currency],
         ["memory", c.requirements.memory],
         ["package", c.requirements.package],
         ["overall", c.status],
+        ["why", c.reasons.memory],
       ];
-      cells.forEach(function (cell, column) {
+      cells.forEach(function (cell) {
         var td = doc.createElement("td");
         td.setAttribute("data-column", cell[0]);
-        if (column >= 6) {
+        if (cell[0] === "memory" || cell[0] === "package" || cell[0] === "overall") {
           td.setAttribute("data-status", cell[1]);
           td.textContent = self.message("data-status", cell[1]);
+        } else if (cell[0] === "why") {
+          td.setAttribute("data-memory-reason", cell[1]);
+          td.textContent = self.message("data-memory-reason", cell[1]);
         } else if (cell[0] === "card" && sheets[c.id]) {
           var link = doc.createElement("a");
           link.href = sheets[c.id];
@@ -737,6 +764,7 @@
   var api = {
     rational: rational,
     exact: exact,
+    LIMITS: LIMITS,
     parseNumber: parseNumber,
     parseCount: parseCount,
     parsePositive: parsePositive,
