@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import nox
@@ -75,6 +76,19 @@ def lab_torch(session: nox.Session) -> None:
     """The lab script with PyTorch (CPU build) installed: no GPU, so `measure` must refuse."""
     session.install(TORCH, "-e", ".[test]")
     session.run("pytest", "-m", "torch", "tests/lab", *session.posargs)
+
+
+@nox.session(default=False)
+def gpu(session: nox.Session) -> None:
+    """The lab on a real GPU, in under 2 minutes: measure against predict, exit codes, and the
+    expandable_segments and cudaMallocAsync allocators (reported). `nox -s gpu -- FOLDER` writes
+    the result files to FOLDER (default: a new folder under .nox/gpu/tmp)."""
+    # On a GPU machine, PyPI's torch==2.13.0 for Linux is a CUDA build; nvidia-ml-py lets the
+    # environment report list every GPU through NVML without creating CUDA contexts.
+    session.install(TORCH, "nvidia-ml-py")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    folder = session.posargs[:1] or [str(Path(session.create_tmp()) / f"gpu-results-{stamp}")]
+    session.run("python", "tests/gpu/lab_gpu_check.py", *folder, *session.posargs[1:])
 
 
 def _build_site(session: nox.Session) -> None:

@@ -23,7 +23,7 @@ def _commands(name: str) -> list[list[str]]:
 
 def test_lab_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
     commands = _commands("lab_commands.sh")
-    assert [c[2] for c in commands] == ["estimate", "environment", "measure"]
+    assert [c[2] for c in commands] == ["estimate", "predict", "environment", "measure"]
     results = []
     for command in commands:
         assert command[:2] == ["python", "mesure_memoire.py"]
@@ -37,9 +37,10 @@ def test_lab_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
                 check=False,
             )
         )
-    estimate, environment, measure = results
+    estimate, predict, environment, measure = results
     assert estimate.returncode == 0
     assert "14,000,000,000 B" in estimate.stdout and "17.04 GiB" in estimate.stdout
+    assert predict.returncode == 0 and "133,632 B allocated" in predict.stdout
     assert environment.returncode == 2 and "PyTorch" in environment.stdout + environment.stderr
     assert measure.returncode == 2
     assert not (tmp_path / "mesures.json").exists()

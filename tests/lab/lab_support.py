@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,10 @@ from iteragpu.lab import mesure_memoire as mm
 SCRIPT = Path(mm.__file__).resolve()
 LAB_DIR = SCRIPT.parent
 SCHEMA_PATH = LAB_DIR / "result.schema.json"
+DATA = Path(__file__).resolve().parent / "data"
+# A result written by mesure_memoire.py 1.0.0 with the fake backend below (its counters are
+# not a measurement): the schema must keep reading it.
+RESULT_1_0_0 = DATA / "result-1.0.0-fake-counters.json"
 
 
 def run_script(
@@ -53,6 +59,19 @@ def validation_argv(output: Path, *extra: str) -> list[str]:
         str(output),
         *extra,
     ]
+
+
+def notebook_code_cells() -> dict[str, str]:
+    """Code cells of the notebook's percent source by tag (no jupytext needed)."""
+    text = (LAB_DIR / "iteragpu_lab.py").read_text("utf-8")
+    headers = re.findall(r"^# %%.*$", text, flags=re.M)
+    bodies = re.split(r"^# %%.*$", text, flags=re.M)[1:]
+    cells = {}
+    for header, body in zip(headers, bodies, strict=True):
+        match = re.search(r'tags=\["([^"]+)"\]', header)
+        if "[markdown]" not in header and match:
+            cells[match.group(1)] = body
+    return cells
 
 
 def load_schema() -> dict[str, Any]:
@@ -196,3 +215,228 @@ def make_clock(step_ns: int = 1_000_000) -> Callable[[], int]:
     """A deterministic clock: each call advances by step_ns."""
     ticks = iter(range(0, 10**15, step_ns))
     return lambda: next(ticks)
+
+
+# ---------------------------------------------------------------------------------------------
+# A TEST-ONLY simulation of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp),
+# written from its constants and rules, independently of mesure_memoire.py's own arithmetic:
+#   round_size: a request under kMinBlockSize (512 B) takes 512 B, others round up to 512 B;
+#   pools: requests <= kSmallSize (1 MiB) use the small pool, others the large pool;
+#   get_allocation_size: a new small segment is kSmallBuffer (2 MiB); a large request under
+#     kMinLargeAlloc (10 MiB) gets a kLargeBuffer (20 MiB) segment; bigger ones round up to
+#     kRoundLarge (2 MiB);
+#   get_free_block: the smallest free block of the pool that fits (best fit), lowest address
+#     among equals;
+#   should_split: small pool: when >= 512 B remain; large pool: when more than 1 MiB remains;
+#   free: a block merges with free neighbours of its segment; segments stay reserved (cached);
+#   out of memory: free every cached segment that is wholly free, retry once, then raise.
+# Defaults only: no max_split_size, no roundup_power2_divisions, no expandable segments.
+# ---------------------------------------------------------------------------------------------
+
+K_MIN_BLOCK_SIZE = 512
+K_SMALL_SIZE = 1_048_576
+K_SMALL_BUFFER = 2_097_152
+K_LARGE_BUFFER = 20_971_520
+K_MIN_LARGE_ALLOC = 10_485_760
+K_ROUND_LARGE = 2_097_152
+
+# PyTorch's default cuBLAS workspace before Hopper, CUBLAS_WORKSPACE_CONFIG=":4096:2:16:8":
+# 2 x 4096 KiB + 8 x 16 KiB (aten/src/ATen/cuda/CublasHandlePool.cpp).
+CUBLAS_WORKSPACE_PRE_HOPPER_BYTES = (4096 * 2 + 16 * 8) * 1024
+
+
+def pytorch_round_size(nbytes: int) -> int:
+    if nbytes < K_MIN_BLOCK_SIZE:
+        return K_MIN_BLOCK_SIZE
+    return K_MIN_BLOCK_SIZE * ((nbytes + K_MIN_BLOCK_SIZE - 1) // K_MIN_BLOCK_SIZE)
+
+
+def pytorch_allocation_size(size: int) -> int:
+    if size <= K_SMALL_SIZE:
+        return K_SMALL_BUFFER
+    if size < K_MIN_LARGE_ALLOC:
+        return K_LARGE_BUFFER
+    return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) // K_ROUND_LARGE)
+
+
+@dataclass
+class _Block:
+    segment: int
+    offset: int
+    size: int
+    allocated: bool = False
+
+
+@dataclass
+class _Segment:
+    small: bool
+    size: int
+    blocks: list[_Block] = field(default_factory=list)
+
+
+class SimulatedCachingAllocator:
+    """TEST-ONLY: one device's caching allocator and its counters (a CounterSource)."""
+
+    def __init__(self, capacity_bytes: int = 80 * 2**30) -> None:
+        self.capacity = capacity_bytes
+        self.segments: dict[int, _Segment] = {}
+        self._next_segment = 0
+        self.allocated = 0
+        self.reserved = 0
+        self.peak_allocated = 0
+        self.peak_reserved = 0
+        self.log: list[str] = []
+
+    # the CounterSource protocol
+    def synchronize(self) -> None:
+        self.log.append("synchronize")
+
+    def memory_allocated(self) -> int:
+        return self.allocated
+
+    def memory_reserved(self) -> int:
+        return self.reserved
+
+    def max_memory_allocated(self) -> int:
+        return self.peak_allocated
+
+    def max_memory_reserved(self) -> int:
+        return self.peak_reserved
+
+    def reset_peak_memory_stats(self) -> None:
+        self.peak_allocated, self.peak_reserved = self.allocated, self.reserved
+
+    # the allocator
+    def malloc(self, nbytes: int) -> _Block:
+        size = pytorch_round_size(nbytes)
+        small = size <= K_SMALL_SIZE
+        block = self._best_fit(size, small)
+        if block is None:
+            block = self._new_segment(size, small)
+        if block is None:
+            self.empty_cache()  # the allocator releases its cache before giving up
+            block = self._new_segment(size, small)
+        if block is None:
+            raise FakeOutOfMemoryError(f"CUDA out of memory. Tried to allocate {size} B")
+        self._split(block, size, small)
+        block.allocated = True
+        self.allocated += block.size
+        self.peak_allocated = max(self.peak_allocated, self.allocated)
+        return block
+
+    def free(self, block: _Block) -> None:
+        block.allocated = False
+        self.allocated -= block.size
+        blocks = self.segments[block.segment].blocks
+        merged: list[_Block] = []
+        for b in blocks:
+            if merged and not merged[-1].allocated and not b.allocated:
+                merged[-1].size += b.size
+            else:
+                merged.append(b)
+        blocks[:] = merged
+
+    def empty_cache(self) -> None:
+        for key, segment in list(self.segments.items()):
+            if not any(b.allocated for b in segment.blocks):
+                self.reserved -= segment.size
+                del self.segments[key]
+
+    def _best_fit(self, size: int, small: bool) -> _Block | None:
+        free = [
+            b
+            for s in self.segments.values()
+            if s.small == small
+            for b in s.blocks
+            if not b.allocated and b.size >= size
+        ]
+        return min(free, key=lambda b: (b.size, b.segment, b.offset), default=None)
+
+    def _new_segment(self, size: int, small: bool) -> _Block | None:
+        segment_size = pytorch_allocation_size(size)
+        if self.reserved + segment_size > self.capacity:
+            return None
+        key = self._next_segment
+        self._next_segment += 1
+        block = _Block(key, 0, segment_size)
+        self.segments[key] = _Segment(small, segment_size, [block])
+        self.reserved += segment_size
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+        return block
+
+    def _split(self, block: _Block, size: int, small: bool) -> None:
+        remaining = block.size - size
+        if (small and remaining >= K_MIN_BLOCK_SIZE) or (not small and remaining > K_SMALL_SIZE):
+            blocks = self.segments[block.segment].blocks
+            rest = _Block(block.segment, block.offset + size, remaining)
+            blocks.insert(blocks.index(block) + 1, rest)
+            block.size = size
+
+
+class SimulatedWorkload:
+    """TEST-ONLY: the lab network's tensors, in PyTorch's eager order, on the simulated allocator.
+
+    load_model creates the six parameters; make_inputs the input; the first forward also takes
+    the cuBLAS workspace (kept, like PyTorch's); each forward makes LayerNorm's output, mean and
+    rstd (float32, one per row), then Linear, GELU and Linear outputs, freeing each input as
+    nn.Sequential drops it, and finally replaces the previous output.
+    """
+
+    def __init__(
+        self,
+        allocator: SimulatedCachingAllocator,
+        batch: int,
+        context: int,
+        width: int,
+        dtype: str,
+        workspace_bytes: int = CUBLAS_WORKSPACE_PRE_HOPPER_BYTES,
+    ) -> None:
+        self.allocator = allocator
+        self.rows = batch * context
+        self.width = width
+        self.element = {"float32": 4, "float16": 2, "bfloat16": 2}[dtype]
+        self.workspace_bytes = workspace_bytes
+        self.parameters: list[_Block] = []
+        self.inputs: _Block | None = None
+        self.output: _Block | None = None
+        self.workspace: _Block | None = None
+
+    def load_model(self) -> None:
+        w, h = self.width, 4 * self.width
+        for numel in (w, w, h * w, h, w * h, w):
+            self.parameters.append(self.allocator.malloc(numel * self.element))
+
+    def make_inputs(self) -> None:
+        self.inputs = self.allocator.malloc(self.rows * self.width * self.element)
+
+    def forward(self) -> None:
+        a = self.allocator
+        normed = a.malloc(self.rows * self.width * self.element)
+        for statistic in (a.malloc(self.rows * 4), a.malloc(self.rows * 4)):
+            a.free(statistic)
+        if self.workspace is None and self.workspace_bytes:
+            self.workspace = a.malloc(self.workspace_bytes)
+        up = a.malloc(self.rows * 4 * self.width * self.element)
+        a.free(normed)
+        activated = a.malloc(self.rows * 4 * self.width * self.element)
+        a.free(up)
+        down = a.malloc(self.rows * self.width * self.element)
+        a.free(activated)
+        if self.output is not None:
+            a.free(self.output)
+        self.output = down
+
+
+class SimulatedBackend:
+    """TEST-ONLY backend: the simulated allocator and workload behind mm.main."""
+
+    def __init__(self, args: argparse.Namespace, **kw: Any) -> None:
+        self.allocator = SimulatedCachingAllocator(**kw)
+        self.source = self.allocator
+        self.workload = SimulatedWorkload(
+            self.allocator, args.batch, args.context, args.width, args.dtype
+        )
+        env = mm.collect_environment(args.device, None, "ModuleNotFoundError: simulated")
+        env["requested_device_usable"] = True
+        env["requested_device_problem"] = None
+        self.environment = env

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import stat
 import subprocess
@@ -134,6 +135,59 @@ def test_source_date_epoch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     with pytest.raises(ValueError):
         lab_archive.resolve_source_date_epoch()
+
+
+def test_the_last_date_a_zip_can_store_is_2107(tmp_path: Path) -> None:
+    last = lab_archive.ZIP_MAX_EPOCH
+    assert time.gmtime(last)[:6] == (2107, 12, 31, 23, 59, 59)
+    archive = lab_archive.build_archive(tmp_path, source_date_epoch=last)
+    with zipfile.ZipFile(archive) as zf:
+        assert zf.infolist()[0].date_time == (2107, 12, 31, 23, 59, 58)  # 2 s resolution
+    with pytest.raises(ValueError, match="2107"):
+        lab_archive.resolve_source_date_epoch(last + 1)
+
+
+# Each was a struct.error, an OverflowError, a silently accepted Unicode digit or a two-line
+# argparse usage block before; now one line on stderr, exit 2, and nothing written.
+BAD_EPOCHS = [
+    ("past 2107", "4354819200", "2107"),
+    ("far future", "99999999999999999999", "2107"),
+    ("5000 digits", "9" * 5000, "5000 characters"),
+    ("Arabic-Indic digit", "\u0661\u0667\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660", "0-9"),
+    ("negative", "-1", "0-9"),
+    ("fraction", "1.5", "0-9"),
+    ("word", "yesterday", "0-9"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "needle"), BAD_EPOCHS, ids=[b[0] for b in BAD_EPOCHS])
+@pytest.mark.parametrize("where", ["environment", "option"])
+def test_bad_source_date_epoch_is_one_line_and_exit_2(
+    tmp_path: Path, name: str, value: str, needle: str, where: str
+) -> None:
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "iteragpu.lab_archive", "--out", str(out), "--archive-only"]
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    if where == "environment":
+        env["SOURCE_DATE_EPOCH"] = value
+    else:
+        command += ["--source-date-epoch", value]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lab_archive: error: "), done.stderr
+    assert needle in lines[0]
+    assert len(lines[0]) < 300
+    assert not out.exists()
+
+
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "iteragpu.lab_archive"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "--out" in done.stderr
 
 
 def test_unsafe_member_names_are_refused() -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from lab_support import run_script
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lab_support import notebook_code_cells, run_script
 
 from iteragpu import lab_archive
+from iteragpu.lab import mesure_memoire as mm
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("jupytext")
@@ -125,3 +129,87 @@ def test_notebook_runs_headless_and_stops_at_no_gpu(lang: str, tmp_path: Path) -
         assert stream_text(cell_by_tag(nb, tag)) == script.stdout
     assert "13.04 GiB" in stream_text(cell_by_tag(nb, "estimate"))
     assert "torch:" in stream_text(cell_by_tag(nb, "environment"))
+
+
+def _notebook_namespace(*tags: str) -> dict[str, Any]:
+    cells = notebook_code_cells()
+    namespace: dict[str, Any] = {}
+    for tag in tags:
+        exec(compile(cells[tag], f"<notebook {tag}>", "exec"), namespace)
+    return namespace
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 64),
+    st.integers(1, 4096),
+    st.integers(1, 4096),
+    st.sampled_from(sorted(mm.DTYPE_SIZES)),
+)
+def test_notebook_prediction_is_the_scripts(
+    batch: int, context: int, width: int, dtype: str
+) -> None:
+    """The notebook's copy of predict agrees with the script over many inputs (no torch)."""
+    predicted = NAMESPACE["predicted_allocations"](batch, context, width, dtype)
+    prediction = mm.predict(batch, context, width, dtype)
+    assert predicted == (
+        prediction["phases"]["model_load"]["allocated_bytes"],
+        prediction["phases"]["inputs"]["allocated_bytes"],
+    )
+
+
+NAMESPACE = _notebook_namespace("setup", "protocol")
+
+
+def test_notebook_refuses_a_second_measurement_in_the_same_kernel() -> None:
+    namespace = _notebook_namespace("setup", "protocol", "parameters")
+    runs: list[tuple[Any, ...]] = []
+    namespace["gpu_problem"] = lambda device: None  # as if a GPU were there
+    namespace["run_measurement"] = lambda *args: runs.append(args) or []
+    measure = compile(notebook_code_cells()["measure"], "<notebook measure>", "exec")
+    exec(measure, namespace)
+    assert len(runs) == 1 and namespace["MEASURED_IN_THIS_KERNEL"] is True
+    with pytest.raises(namespace["AlreadyMeasuredError"]) as info:
+        exec(measure, namespace)
+    assert len(runs) == 1  # nothing ran the second time
+    assert "Restart the kernel" in str(info.value)
+    assert info.value._render_traceback_() == [str(info.value)]  # one line, no traceback
+
+
+def test_notebook_without_gpu_does_not_mark_the_kernel_measured() -> None:
+    namespace = _notebook_namespace("setup", "protocol", "parameters")
+    namespace["gpu_problem"] = lambda device: "No GPU: test"
+    with pytest.raises(namespace["NoGPUError"]):
+        exec(compile(notebook_code_cells()["measure"], "<notebook measure>", "exec"), namespace)
+    assert "MEASURED_IN_THIS_KERNEL" not in namespace
+
+
+def test_notebook_asks_no_device_for_its_free_memory() -> None:
+    """mem_get_info creates a CUDA context on the device it asks: the notebook never calls it."""
+    for tag, source in notebook_code_cells().items():
+        for node in ast.walk(ast.parse(source)):
+            assert not (isinstance(node, ast.Attribute) and node.attr == "mem_get_info"), tag
+
+
+def test_notebook_caching_off_leaves_counters_null(monkeypatch: pytest.MonkeyPatch) -> None:
+    namespace = _notebook_namespace("setup", "protocol")
+    monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
+    record: dict[str, Any] = dict.fromkeys(namespace["COUNTERS"])
+    namespace["torch"] = SimpleNamespace(
+        cuda=SimpleNamespace(
+            **dict.fromkeys(
+                [
+                    "memory_allocated",
+                    "memory_reserved",
+                    "max_memory_allocated",
+                    "max_memory_reserved",
+                ],
+                lambda device: 0,
+            )
+        )
+    )
+    namespace["read_counters"](record, namespace["COUNTERS"], "cuda:0")
+    assert set(record.values()) == {None}
+    monkeypatch.delenv("PYTORCH_NO_CUDA_MEMORY_CACHING")
+    namespace["read_counters"](record, namespace["COUNTERS"], "cuda:0")
+    assert set(record.values()) == {0}

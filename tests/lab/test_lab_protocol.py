@@ -9,9 +9,14 @@ from typing import Any
 import jsonschema
 import pytest
 from lab_support import (
+    CUBLAS_WORKSPACE_PRE_HOPPER_BYTES,
+    RESULT_1_0_0,
     VALIDATION_PHASES,
     FakeCounterSource,
+    FakeOutOfMemoryError,
     FakeWorkload,
+    SimulatedBackend,
+    SimulatedCachingAllocator,
     fake_factory,
     load_schema,
     make_clock,
@@ -36,6 +41,12 @@ def phase_log(*runs: str) -> list[str]:
 
 def validate(result: dict[str, Any]) -> None:
     jsonschema.Draft202012Validator(load_schema()).validate(result)
+
+
+def validate_phase(record: Any) -> None:
+    schema = load_schema()
+    phase_schema = {"$defs": schema["$defs"], **schema["$defs"]["phase"]}
+    jsonschema.Draft202012Validator(phase_schema).validate(record)
 
 
 def test_schema_is_valid_draft_2020_12() -> None:
@@ -119,6 +130,7 @@ def test_out_of_memory_keeps_the_phase_message_and_last_readings() -> None:
         "type": "OutOfMemoryError",
         "message": "CUDA out of memory. Tried to allocate 2.00 GiB",
         "out_of_memory": True,
+        "out_of_memory_kind": "allocator",
     }
     # the last readings are kept: the partial peak before saturation, the end levels
     start = failed["start_allocated_bytes"]
@@ -175,13 +187,118 @@ def test_failed_synchronize_is_a_failure_with_readings() -> None:
     assert record["end_allocated_bytes"] is not None
 
 
-def test_interrupt_is_recorded() -> None:
+@pytest.mark.parametrize(
+    ("interrupt", "code"), [(KeyboardInterrupt(), 130), (mm.Terminated(), 143)]
+)
+def test_interrupt_keeps_the_interrupted_phase_with_its_final_readings(
+    interrupt: KeyboardInterrupt, code: int
+) -> None:
+    device = FakeCounterSource()
+    workload = FakeWorkload(device, fail_on_forward=1, error=interrupt)
+    phases, outcome = mm.run_protocol(device, workload, warmup=1, repeats=1, clock=make_clock())
+    assert [p["phase"] for p in phases] == ["model_load", "inputs", "cold_forward"]
+    interrupted = phases[-1]
+    assert interrupted["status"] == "interrupted"
+    assert interrupted["error"] is not None
+    assert interrupted["error"]["step"] == "run"
+    assert interrupted["error"]["type"] == type(interrupt).__name__
+    assert interrupted["error"]["out_of_memory"] is False
+    # start readings kept; the device was synchronized, then the final readings were taken
+    start = FakeWorkload.MODEL_BYTES + FakeWorkload.INPUT_BYTES
+    assert interrupted["start_allocated_bytes"] == start
+    assert interrupted["peak_allocated_bytes"] == start + FakeWorkload.TEMP_BYTES // 2
+    assert interrupted["end_allocated_bytes"] == start
+    assert None not in [interrupted[k] for k in mm.COUNTER_KEYS]
+    assert device.log[-len(AFTER) :] == AFTER
+    assert outcome["status"] == "interrupted" and outcome["exit_code"] == code
+    assert outcome["failed_phase"] == "cold_forward"
+    assert outcome["error"] is not None and outcome["error"]["type"] == type(interrupt).__name__
+
+
+def test_interrupt_while_reading_keeps_what_was_read() -> None:
+    device = FakeCounterSource()
+    device.failures["memory_reserved"] = mm.Terminated()
+    phases, outcome = mm.run_protocol(device, FakeWorkload(device), warmup=0, repeats=1)
+    [record] = phases
+    assert record["status"] == "interrupted"
+    assert record["error"] is not None and record["error"]["step"] == "read_start"
+    assert record["start_allocated_bytes"] == 0  # read before the signal
+    assert record["start_reserved_bytes"] is None
+    assert record["end_allocated_bytes"] == 0  # a final reading, taken after the interrupt
+    assert record["peak_reset"] is False and record["peak_allocated_bytes"] is None
+    assert outcome["exit_code"] == mm.EXIT_TERMINATED
+    validate_phase(record)
+
+
+def test_interrupt_between_two_phases_keeps_the_phases_already_read() -> None:
+    device = FakeCounterSource()
+
+    def progress(line: str) -> None:
+        if line.startswith("[1/"):
+            raise mm.Terminated()
+
+    phases, outcome = mm.run_protocol(
+        device, FakeWorkload(device), warmup=1, repeats=1, progress=progress
+    )
+    assert [(p["phase"], p["status"]) for p in phases] == [("model_load", "ok")]
+    assert outcome["status"] == "interrupted" and outcome["exit_code"] == 143
+    assert outcome["failed_phase"] == "inputs"  # the phase that did not start
+
+
+def test_second_interrupt_during_the_final_readings_keeps_the_phase() -> None:
     device = FakeCounterSource()
     workload = FakeWorkload(device, fail_on_forward=1, error=KeyboardInterrupt())
-    phases, outcome = mm.run_protocol(device, workload, warmup=1, repeats=1)
-    assert [p["phase"] for p in phases] == ["model_load", "inputs"]
-    assert outcome["status"] == "interrupted" and outcome["exit_code"] == 130
-    assert outcome["failed_phase"] == "cold_forward"
+    device.failures["max_memory_reserved"] = KeyboardInterrupt()
+    phases, outcome = mm.run_protocol(device, workload, warmup=0, repeats=1)
+    assert phases[-1]["status"] == "interrupted"
+    assert phases[-1]["peak_allocated_bytes"] is not None
+    assert phases[-1]["peak_reserved_bytes"] is None
+    assert outcome["status"] == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (FakeOutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB"), "allocator"),
+        (
+            RuntimeError(
+                "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"
+            ),
+            "cublas",
+        ),
+        (RuntimeError("HIPBLAS_STATUS_ALLOC_FAILED when calling hipblasCreate"), "cublas"),
+        (RuntimeError("CUDA error: out of memory"), "cuda"),
+        (MemoryError("host RAM"), None),
+        (RuntimeError("CUDA error: an illegal memory access was encountered"), None),
+    ],
+)
+def test_out_of_memory_is_classified(error: Exception, kind: str | None) -> None:
+    device = FakeCounterSource()
+    workload = FakeWorkload(device, fail_on_forward=1, error=error)
+    phases, outcome = mm.run_protocol(device, workload, warmup=0, repeats=1)
+    failed = phases[-1]
+    assert failed["error"] is not None
+    assert failed["error"]["out_of_memory_kind"] == kind
+    assert failed["error"]["out_of_memory"] is (kind is not None)
+    assert outcome["status"] == "failed"
+    validate_phase(failed)
+
+
+def test_out_of_memory_end_reserved_is_after_the_allocator_releases_its_cache() -> None:
+    """PyTorch frees its unused cached segments before raising: end_reserved shows that."""
+    mib = 2**20
+    allocator = SimulatedCachingAllocator(capacity_bytes=60 * mib)
+    allocator.free(allocator.malloc(10 * mib))  # a 10 MiB segment, left in the cache
+    allocator.malloc(40 * mib)  # still alive
+
+    def too_big() -> None:
+        allocator.malloc(25 * mib)  # a 26 MiB segment would not fit even without the cache
+
+    record = mm.measure_phase("cold_forward", allocator, too_big)
+    assert record["error"] is not None and record["error"]["out_of_memory_kind"] == "allocator"
+    assert record["start_reserved_bytes"] == 50 * mib
+    assert record["end_reserved_bytes"] == 40 * mib  # the cached segment was released
+    assert record["peak_reserved_bytes"] == 50 * mib
 
 
 def test_measure_end_to_end_with_fake_backend(
@@ -211,6 +328,26 @@ def test_measure_end_to_end_with_fake_backend(
     assert network["predicted_parameter_bytes_rounded_512"] == rounded
     assert network["predicted_input_bytes"] == 1 * 16 * 64 * 4
     assert network["allocated_after_model_load_bytes"] == FakeWorkload.MODEL_BYTES
+    # predict's figures beside each reading, with the difference
+    prediction = mm.predict(1, 16, 64, "float32")
+    model_load, inputs = result["phases"][0], result["phases"][1]
+    assert model_load["prediction"] == {
+        "start_allocated_bytes": 0,
+        "end_allocated_bytes": prediction["phases"]["model_load"]["allocated_bytes"],
+        "start_allocated_difference_bytes": 0,
+        "end_allocated_difference_bytes": FakeWorkload.MODEL_BYTES
+        - prediction["phases"]["model_load"]["allocated_bytes"],
+    }
+    assert (
+        inputs["prediction"]["end_allocated_bytes"]
+        == (prediction["phases"]["inputs"]["allocated_bytes"])
+    )
+    assert (
+        result["prediction"]["model_load_allocated_bytes"]
+        == (prediction["phases"]["model_load"]["allocated_bytes"])
+    )
+    assert result["environment"]["seed"] == mm.SEED == 0
+    assert result["counters_unavailable_reason"] is None
     captured = capsys.readouterr()
     progress = captured.err.splitlines()
     assert any("warm_forward 1/2: ok" in line for line in progress)
@@ -257,6 +394,109 @@ def test_result_with_nulls_validates_and_zero_is_not_substituted(tmp_path: Path)
     assert result["outcome"]["complete_readings"] is False
 
 
+def test_simulated_allocator_run_matches_the_prediction(tmp_path: Path) -> None:
+    """measure, on the simulated caching allocator: model_load and inputs equal predict; the
+    part of cold_forward that predict leaves out is the cuBLAS workspace, reported as such."""
+    out = tmp_path / "simulated.json"
+    code = mm.main(validation_argv(out), backend_factory=SimulatedBackend, clock=make_clock())
+    assert code == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    validate(result)
+    by_phase = {p["phase"]: p for p in result["phases"]}
+    for phase in ("model_load", "inputs"):
+        assert by_phase[phase]["prediction"]["end_allocated_difference_bytes"] == 0
+    assert by_phase["model_load"]["end_allocated_bytes"] == 133_632
+    assert (
+        by_phase["inputs"]["end_allocated_bytes"] - by_phase["model_load"]["end_allocated_bytes"]
+        == 4_096
+    )
+    assert by_phase["inputs"]["end_reserved_bytes"] == 2 * 2**20  # one small segment
+    workspace = CUBLAS_WORKSPACE_PRE_HOPPER_BYTES
+    assert result["prediction"]["cold_forward_unexplained_bytes"] == workspace
+    assert by_phase["cold_forward"]["prediction"]["end_allocated_difference_bytes"] == workspace
+    assert "not the model" in result["prediction"]["cold_forward_unexplained_meaning"]
+    # warm phases carry the workspace but add nothing unexplained of their own
+    for record in result["phases"][3:]:
+        prediction = record["prediction"]
+        assert prediction["end_allocated_difference_bytes"] == workspace
+        assert prediction["start_allocated_difference_bytes"] == workspace
+
+
+def test_caching_off_stores_null_counters_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
+    reason = mm.caching_disabled_reason()
+    assert reason is not None and "PYTORCH_NO_CUDA_MEMORY_CACHING" in reason
+    out = tmp_path / "uncached.json"
+
+    def uncached(args: Any) -> Any:
+        backend = SimulatedBackend(args)
+        # What _TorchBackend does when the environment reports the caching allocator bypassed.
+        backend.source = mm.UnreadableCounters(backend.allocator, reason)
+        backend.environment["allocator"] = mm.collect_environment("cuda:0", None, "simulated")[
+            "allocator"
+        ]
+        return backend
+
+    assert mm.main(validation_argv(out), backend_factory=uncached, clock=make_clock()) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    validate(result)
+    assert result["counters_unavailable_reason"] == reason
+    assert result["environment"]["allocator"]["caching_enabled"] is False
+    assert result["environment"]["allocator"]["settings"]["PYTORCH_NO_CUDA_MEMORY_CACHING"] == "1"
+    for record in result["phases"]:
+        assert [record[k] for k in mm.COUNTER_KEYS] == [None] * 6  # never a 0
+        assert set(record["read_errors"]) == set(mm.COUNTER_KEYS) - (
+            set() if record["peak_reset"] else {"peak_allocated_bytes", "peak_reserved_bytes"}
+        )
+        assert record["prediction"]["end_allocated_difference_bytes"] is None
+    assert result["outcome"]["complete_readings"] is False
+    assert result["prediction"]["cold_forward_unexplained_bytes"] is None
+    assert "counters not read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["1", "0", ""])
+def test_caching_off_is_detected_whatever_the_value(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """PyTorch bypasses its cache when the variable is set at all (getenv != nullptr)."""
+    monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", value)
+    assert mm.caching_disabled_reason() is not None
+    monkeypatch.delenv("PYTORCH_NO_CUDA_MEMORY_CACHING")
+    assert mm.caching_disabled_reason() is None
+
+
+def test_results_written_by_schema_1_0_0_still_validate() -> None:
+    old = json.loads(RESULT_1_0_0.read_text(encoding="utf-8"))
+    assert old["schema_version"] == "1.0.0" and "prediction" not in old
+    validate(old)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("prediction",),
+        ("counters_unavailable_reason",),
+        ("environment", "driver"),
+        ("environment", "visible_devices"),
+        ("environment", "seed"),
+        ("phases", 0, "prediction"),
+    ],
+)
+def test_schema_1_1_0_requires_the_new_fields(tmp_path: Path, path: tuple[Any, ...]) -> None:
+    out = tmp_path / "r.json"
+    assert mm.main(validation_argv(out), backend_factory=fake_factory(), clock=make_clock()) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    validate(result)
+    parent: Any = result
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    with pytest.raises(jsonschema.ValidationError):
+        validate(result)
+
+
 def test_schema_rejects_a_zero_filled_failure_without_error() -> None:
     """The schema ties status to error: a failed phase must carry its error."""
     device = FakeCounterSource()
@@ -278,18 +518,16 @@ def test_unavailable_backend_writes_nothing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_internal_error_removes_the_reserved_empty_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_internal_error_leaves_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "crash.json"
     factory = fake_factory()
 
     def broken(args: Any) -> Any:
         backend = factory(args)
-        backend.environment = object()  # not JSON serialisable: fails after the run
+        backend.environment = {"not JSON": object()}  # fails after the run, before any file
         return backend
 
     assert mm.main(validation_argv(out), backend_factory=broken, clock=make_clock()) == 1
-    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
     err = capsys.readouterr().err
     assert "internal error" in err and "Traceback" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import json
 import subprocess
+import time
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
@@ -99,14 +100,16 @@ def test_estimate_json(tmp_path: Path, parameters: int, bits: str, reserve: str)
     assert Fraction(data["weights_bytes_exact"]) == exact
     assert data["reserve_bytes"] == -(-reserve_exact.numerator // reserve_exact.denominator)
     assert data["total_bytes"] == -(-total_exact.numerator // total_exact.denominator)
-    assert data["weights_gb"] == expected_decimal(exact.numerator, exact.denominator * BYTES_PER_GB)
-    assert data["weights_gib"] == expected_decimal(
-        exact.numerator, exact.denominator * BYTES_PER_GIB
+    # exact decimal strings (the JSON convention), checked with Decimal, not the script's code
+    assert Decimal(data["weights_gb"]) * BYTES_PER_GB == Decimal(exact.numerator) / Decimal(
+        exact.denominator
     )
-    assert Fraction(data["reserve_gib"]) == Fraction(reserve)
-    assert data["total_gib"] == expected_decimal(
-        total_exact.numerator, total_exact.denominator * BYTES_PER_GIB
-    )
+    assert Fraction(Decimal(data["weights_gib"])) == exact / BYTES_PER_GIB
+    assert Fraction(Decimal(data["weights_bytes_exact"])) == exact
+    assert Fraction(Decimal(data["reserve_gib"])) == Fraction(reserve)
+    assert Fraction(Decimal(data["total_gib"])) == total_exact / BYTES_PER_GIB
+    for key in ("weights_gb", "weights_gib", "reserve_gib", "total_gib", "bits"):
+        assert "e" not in data[key].lower() and "/" not in data[key], (key, data[key])
     assert {"activations", "gradients", "kv_cache", "optimizer_states"} <= set(data["not_counted"])
     quantized = {"quantization_scales_and_metadata", "modules_kept_at_another_precision"}
     assert (quantized <= set(data["not_counted"])) == (Fraction(bits) < 16)
@@ -126,8 +129,8 @@ def test_estimate_json_guide_values(tmp_path: Path) -> None:
     )
     data = json.loads(done.stdout)
     assert data["weights_bytes"] == 14_000_000_000
-    assert (data["weights_gb"], data["weights_gib"]) == ("14", "13.04")
-    assert (data["reserve_gib"], data["total_gib"]) == ("4", "17.04")
+    assert (data["weights_gb"], data["weights_gib"]) == ("14", "13.03851604461669921875")
+    assert (data["reserve_gib"], data["total_gib"]) == ("4", "17.03851604461669921875")
 
 
 def test_measure_without_torch_exits_2_and_writes_nothing(tmp_path: Path) -> None:
@@ -176,9 +179,21 @@ def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool) -> Non
         assert set(env["allocator"]["settings"]) == {
             "PYTORCH_ALLOC_CONF",
             "PYTORCH_CUDA_ALLOC_CONF",
+            "PYTORCH_HIP_ALLOC_CONF",
+            "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "CUDA_MODULE_LOADING",
         }
+        assert set(env["blas_workspace"]) == {"CUBLAS_WORKSPACE_CONFIG", "CUBLASLT_WORKSPACE_SIZE"}
+        assert set(env["visible_devices"]) == {
+            "CUDA_VISIBLE_DEVICES",
+            "CUDA_DEVICE_ORDER",
+            "HIP_VISIBLE_DEVICES",
+            "ROCR_VISIBLE_DEVICES",
+        }
+        assert env["seed"] == 0
         assert env["devices"] == []
+        assert env["nvml_devices"] is None  # nvidia-ml-py is not importable under -I -S
+        assert any("nvidia-ml-py" in m for m in env["missing"])
     else:
         assert "torch:             not installed" in done.stdout
         assert "missing: PyTorch is not installed" in done.stdout
@@ -223,15 +238,6 @@ def test_existing_output_is_refused_before_torch_is_imported(
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_exclusive_creation(tmp_path: Path) -> None:
-    path = tmp_path / "result.json"
-    with mm.open_exclusive(str(path)) as handle:
-        handle.write("first")
-    with pytest.raises(FileExistsError):
-        mm.open_exclusive(str(path))
-    assert path.read_text() == "first"
-
-
 def test_race_for_the_same_name_is_lost_cleanly(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -274,7 +280,15 @@ BAD_ARGUMENTS = [
     ("batch-text", ["measure", *_replace(MEASURE_OK, "--batch", "two")]),
     ("batch-float", ["measure", *_replace(MEASURE_OK, "--batch", "1.5")]),
     ("batch-empty", ["measure", *_replace(MEASURE_OK, "--batch", "")]),
-    ("context-exponent", ["measure", *_replace(MEASURE_OK, "--context", "1e3")]),
+    ("context-fraction", ["measure", *_replace(MEASURE_OK, "--context", "1e-1")]),
+    ("context-huge", ["measure", *_replace(MEASURE_OK, "--context", "1e40")]),
+    ("width-arabic-digit", ["measure", *_replace(MEASURE_OK, "--width", "\u0666\u0664")]),
+    ("width-fullwidth-digit", ["measure", *_replace(MEASURE_OK, "--width", "\uff16\uff14")]),
+    ("width-underscore-edge", ["measure", *_replace(MEASURE_OK, "--width", "64_")]),
+    ("batch-5000-digits", ["measure", *_replace(MEASURE_OK, "--batch", "9" * 5000)]),
+    ("batch-exponent-huge", ["measure", *_replace(MEASURE_OK, "--batch", "1e99999999")]),
+    ("repeats-too-many", ["measure", *MEASURE_OK, "--repeats", "10001"]),
+    ("device-index-5000-digits", ["measure", *MEASURE_OK, "--device", "cuda:" + "9" * 5000]),
     ("width-inf", ["measure", *_replace(MEASURE_OK, "--width", "inf")]),
     ("width-missing", ["measure", *_replace(MEASURE_OK, "--width", None)]),
     ("dtype-unknown", ["measure", *MEASURE_OK, "--dtype", "float8"]),
@@ -290,8 +304,17 @@ BAD_ARGUMENTS = [
     ("unknown-option", ["measure", *MEASURE_OK, "--frobnicate"]),
     ("parameters-zero", ["estimate", "--parameters", "0", "--bits", "16"]),
     ("parameters-negative", ["estimate", "--parameters", "-7", "--bits", "16"]),
-    ("parameters-exponent", ["estimate", "--parameters", "7e9", "--bits", "16"]),
     ("parameters-float", ["estimate", "--parameters", "7.5", "--bits", "16"]),
+    ("parameters-fraction-suffix", ["estimate", "--parameters", "1.0000000001K", "--bits", "16"]),
+    ("parameters-unknown-suffix", ["estimate", "--parameters", "7X", "--bits", "16"]),
+    ("parameters-e400", ["estimate", "--parameters", "1e400", "--bits", "16"]),
+    ("parameters-too-many", ["estimate", "--parameters", "2e15", "--bits", "16"]),
+    ("parameters-5000-digits", ["estimate", "--parameters", "7" * 5000, "--bits", "16"]),
+    ("parameters-arabic-digit", ["estimate", "--parameters", "\u0663", "--bits", "16"]),
+    ("parameters-hex", ["estimate", "--parameters", "0x10", "--bits", "16"]),
+    ("bits-tiny-exponent", ["estimate", "--parameters", "7", "--bits", "1e-20000000"]),
+    ("bits-too-wide", ["estimate", "--parameters", "7", "--bits", "65"]),
+    ("bits-devanagari", ["estimate", "--parameters", "7", "--bits", "\u0967\u096c"]),
     ("bits-zero", ["estimate", "--parameters", "7", "--bits", "0"]),
     ("bits-negative", ["estimate", "--parameters", "7", "--bits", "-4"]),
     ("bits-nan", ["estimate", "--parameters", "7", "--bits", "nan"]),
@@ -299,6 +322,12 @@ BAD_ARGUMENTS = [
     ("reserve-negative", ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "-1"]),
     ("reserve-inf", ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "inf"]),
     ("reserve-nan", ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "nan"]),
+    (
+        "reserve-too-big",
+        ["estimate", "--parameters", "7", "--bits", "16", "--reserve-gib", "1e7"],
+    ),
+    ("predict-width-zero", ["predict", "--batch", "1", "--context", "1", "--width", "0"]),
+    ("predict-missing-batch", ["predict", "--context", "1", "--width", "1"]),
     ("estimate-missing-bits", ["estimate", "--parameters", "7"]),
     ("no-command", []),
     ("unknown-command", ["benchmark"]),
@@ -307,7 +336,9 @@ BAD_ARGUMENTS = [
 
 @pytest.mark.parametrize("argv", [a for _, a in BAD_ARGUMENTS], ids=[n for n, _ in BAD_ARGUMENTS])
 def test_bad_arguments(tmp_path: Path, argv: list[str]) -> None:
+    started = time.perf_counter()
     done = run_script(*argv, cwd=tmp_path)
+    assert time.perf_counter() - started < 5  # well under a second of work: no hang
     assert done.returncode == 2, done
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
@@ -317,25 +348,38 @@ def test_bad_arguments(tmp_path: Path, argv: list[str]) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("command", [[], ["estimate"], ["environment"], ["measure"]])
+EXIT_CODES = (0, 1, 2, 3, 4, 5, 130, 143)
+
+
+@pytest.mark.parametrize("command", [[], ["estimate"], ["predict"], ["environment"], ["measure"]])
 def test_help_documents_every_exit_code(tmp_path: Path, command: list[str]) -> None:
     done = run_script(*command, "--help", cwd=tmp_path)
     assert done.returncode == 0
     assert "exit codes:" in done.stdout
-    for code in (0, 1, 2, 3, 4, 5, 130):
+    for code in EXIT_CODES:
         assert f"\n  {code} " in done.stdout
+    assert "SIGTERM" in done.stdout and "SIGINT" in done.stdout
 
 
-def test_readmes_document_every_exit_code() -> None:
+def test_readmes_and_pages_document_every_exit_code() -> None:
+    repo = SCRIPT.parents[3]
     for lang in ("ko", "id"):
         text = (SCRIPT.parent / f"README.{lang}.md").read_text(encoding="utf-8")
-        for code in (0, 1, 2, 3, 4, 5, 130):
+        page = (repo / "docs" / lang / "lab.md").read_text(encoding="utf-8")
+        for code in EXIT_CODES:
             assert f"| {code} |" in text, (lang, code)
+            assert f"| `{code}` |" in page, (lang, code)
+        assert "SIGTERM" in text and "SIGTERM" in page
         for command in (
             "estimate --parameters 7000000000 --bits 16 --reserve-gib 4",
+            "predict --batch 1 --context 16 --width 64 --dtype float32",
             "environment --device cuda:0",
         ):
             assert f"python mesure_memoire.py {command}" in text
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    for code in EXIT_CODES:
+        assert f"`{code}`" in readme
+    assert "SIGTERM" in readme
 
 
 def test_version_option(tmp_path: Path) -> None:

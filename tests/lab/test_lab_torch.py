@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
-from lab_support import VALIDATION_PHASES, FakeCounterSource, make_clock, run_script
+from lab_support import (
+    VALIDATION_PHASES,
+    FakeCounterSource,
+    make_clock,
+    notebook_code_cells,
+    run_script,
+)
 
 from iteragpu.lab import mesure_memoire as mm
 
@@ -81,22 +86,9 @@ def test_real_workload_runs_under_the_protocol_on_cpu(torch) -> None:  # type: i
     assert len(phases) == 6
 
 
-def _notebook_code_cells() -> dict[str, str]:
-    """Code cells of the percent source by tag (no jupytext needed here)."""
-    text = Path(mm.__file__).with_name("iteragpu_lab.py").read_text("utf-8")
-    headers = re.findall(r"^# %%.*$", text, flags=re.M)
-    bodies = re.split(r"^# %%.*$", text, flags=re.M)[1:]
-    cells = {}
-    for header, body in zip(headers, bodies, strict=True):
-        match = re.search(r'tags=\["([^"]+)"\]', header)
-        if "[markdown]" not in header and match:
-            cells[match.group(1)] = body
-    return cells
-
-
 def test_notebook_protocol_runs_with_torch_on_cpu(torch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The notebook's duplicated protocol, on CPU with stubbed torch.cuda counters."""
-    cells = _notebook_code_cells()
+    cells = notebook_code_cells()
     namespace: dict[str, object] = {}
     for tag in ("setup", "functions", "protocol", "parameters"):
         exec(compile(cells[tag], f"<notebook {tag}>", "exec"), namespace)
@@ -110,9 +102,67 @@ def test_notebook_protocol_runs_with_torch_on_cpu(torch, monkeypatch) -> None:  
     phases = run("cpu", 1, 16, 64, "float32", 1, 2)  # type: ignore[operator]
     assert [p["phase"] for p in phases] == VALIDATION_PHASES
     assert all(p["status"] == "ok" for p in phases), phases
-    predicted = namespace["predicted_parameter_bytes"](64, "float32")  # type: ignore[operator]
-    network = mm.predict_network(64, "float32", 1, 16)
+    predicted = namespace["predicted_allocations"](1, 16, 64, "float32")  # type: ignore[operator]
+    prediction = mm.predict(1, 16, 64, "float32")
     assert predicted == (
-        network["predicted_parameter_bytes"],
-        network["predicted_parameter_bytes_rounded_512"],
+        prediction["phases"]["model_load"]["allocated_bytes"],
+        prediction["phases"]["inputs"]["allocated_bytes"],
     )
+
+
+def test_notebook_interrupt_keeps_the_phase(torch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    cells = notebook_code_cells()
+    namespace: dict[str, object] = {}
+    for tag in ("setup", "functions", "protocol"):
+        exec(compile(cells[tag], f"<notebook {tag}>", "exec"), namespace)
+    for name in ("memory_allocated", "memory_reserved", "max_memory_allocated"):
+        monkeypatch.setattr(torch.cuda, name, lambda device: 7)
+    monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda device: 9)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device: None)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device: None)
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    record = namespace["measure_phase"]("cold_forward", "cpu", interrupted)  # type: ignore[operator]
+    assert record["status"] == "interrupted"
+    assert record["end_allocated_bytes"] == 7 and record["peak_reserved_bytes"] == 9
+
+
+def test_environment_reads_the_allocator_settings_in_effect(cpu_only, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """PyTorch's own reading of PYTORCH_ALLOC_CONF (a private function, present in 2.13)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTORCH_ALLOC_CONF": "expandable_segments:True"}
+    done = subprocess.run(
+        [sys.executable, "-I", str(mm.__file__), "environment", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["allocator"]["settings"]["PYTORCH_ALLOC_CONF"] == "expandable_segments:True"
+    assert "expandable_segments:True" in report["allocator"]["settings_in_effect"]
+    assert report["allocator"]["caching_enabled"] is True
+
+
+@pytest.mark.parametrize("dtype", sorted(mm.DTYPE_SIZES))
+def test_real_workload_tensors_match_the_prediction(torch, dtype: str) -> None:  # type: ignore[no-untyped-def]
+    """On CPU, the real workload makes exactly the tensors predict counts (before rounding)."""
+    workload = mm.TorchWorkload(torch, torch.device("cpu"), 2, 3, 8, dtype)
+    workload.load_model()
+    workload.make_inputs()
+    workload.forward()
+    prediction = mm.predict(2, 3, 8, dtype)
+    parameters = list(workload.model.parameters())
+    assert [p.numel() * p.element_size() for p in parameters] == [
+        t["raw_bytes"] for t in prediction["phases"]["model_load"]["tensors"]
+    ]
+    [inputs] = prediction["phases"]["inputs"]["tensors"]
+    assert workload.inputs.numel() * workload.inputs.element_size() == inputs["raw_bytes"]
+    [output] = prediction["kept_output"]["tensors"]
+    assert list(workload.output.shape) == output["shape"]

@@ -62,6 +62,7 @@ else:
 LAB_VERSION = "v1"
 BYTES_PER_GB = 10**9
 BYTES_PER_GIB = 2**30
+SEED = 0  # the network's initialisation and the synthetic input
 
 # %% [markdown] tags=["lang-ko"]
 # ## GB와 GiB를 섞지 않고 가중치 계산하기
@@ -217,33 +218,61 @@ print(format_estimate_text(estimate(PARAMETERS, 4, RESERVE_GIB)), end="")
 # ## 환경 기록하기
 #
 # 측정하기 전에 환경을 적어 둡니다. Python, 플랫폼, PyTorch 버전과 그 빌드가 CUDA용인지
-# HIP/ROCm용인지(`torch.version.cuda`, `torch.version.hip`), 보이는 장치, 할당자 백엔드와 환경
-# 변수의 할당자 설정(`PYTORCH_ALLOC_CONF`, 예전 이름 `PYTORCH_CUDA_ALLOC_CONF`,
-# `CUDA_MODULE_LOADING`)입니다.
+# HIP/ROCm용인지(`torch.version.cuda`, `torch.version.hip`), 보이는 장치와 그 UUID, 할당자
+# 백엔드, 그리고 결과에 영향을 주는 환경 변수입니다. 보이는 GPU를 고르는 변수
+# (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`),
+# 할당자 설정(`PYTORCH_ALLOC_CONF`, 예전 이름 `PYTORCH_CUDA_ALLOC_CONF`,
+# `PYTORCH_HIP_ALLOC_CONF`, 캐시를 끄는 `PYTORCH_NO_CUDA_MEMORY_CACHING`, `CUDA_MODULE_LOADING`),
+# cuBLAS 작업 공간의 크기를 정하는 변수(`CUBLAS_WORKSPACE_CONFIG`, `CUBLASLT_WORKSPACE_SIZE`)를
+# 기록합니다.
+#
+# 이 셀은 장치의 속성만 읽습니다. 여유 메모리(`mem_get_info`)는 묻지 않습니다. 그 호출은 묻는
+# 장치마다 수백 MiB의 CUDA 컨텍스트를 만들기 때문입니다. 스크립트의 `environment` 명령은 요청한
+# 장치에만 여유 메모리를 묻고, 드라이버 버전과 드라이버가 지원하는 CUDA 버전도 기록합니다.
 #
 # PyTorch의 HIP/ROCm 빌드도 `torch.cuda`라는 이름을 그대로 사용합니다. 두 하드웨어 계열을 비교하기
 # 전에 실제로 설치된 백엔드를 확인하세요. 같은 Python 함수를 쓴다고 해서 커널, 정밀도, 결과가
-# 같다는 것이 입증되지는 않습니다. 드라이버 버전은 스크립트의 `environment` 명령이 `nvidia-smi`로
-# 읽을 수 있을 때 기록합니다.
+# 같다는 것이 입증되지는 않습니다.
 
 # %% [markdown] tags=["lang-id"]
 # ## Mencatat lingkungan
 #
 # Sebelum mengukur, catat lingkungannya: Python, platform, versi PyTorch dan apakah build-nya
-# untuk CUDA atau HIP/ROCm (`torch.version.cuda`, `torch.version.hip`), perangkat yang terlihat,
-# backend alokator, serta pengaturan alokator di variabel lingkungan (`PYTORCH_ALLOC_CONF`, nama
-# lamanya `PYTORCH_CUDA_ALLOC_CONF`, dan `CUDA_MODULE_LOADING`).
+# untuk CUDA atau HIP/ROCm (`torch.version.cuda`, `torch.version.hip`), perangkat yang terlihat
+# beserta UUID-nya, backend alokator, serta variabel lingkungan yang memengaruhi hasil: variabel
+# yang memilih GPU yang terlihat (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`,
+# `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`), pengaturan alokator (`PYTORCH_ALLOC_CONF`, nama
+# lamanya `PYTORCH_CUDA_ALLOC_CONF`, `PYTORCH_HIP_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING`
+# yang mematikan cache, dan `CUDA_MODULE_LOADING`), serta variabel yang menentukan ukuran ruang
+# kerja cuBLAS (`CUBLAS_WORKSPACE_CONFIG`, `CUBLASLT_WORKSPACE_SIZE`).
+#
+# Sel ini hanya membaca properti perangkat. Sel ini tidak menanyakan memori bebas
+# (`mem_get_info`), karena panggilan itu membuat konteks CUDA berukuran ratusan MiB pada setiap
+# perangkat yang ditanya. Perintah `environment` pada skrip hanya menanyakan memori bebas perangkat
+# yang diminta, dan juga mencatat versi driver serta versi CUDA yang didukung driver.
 #
 # Build HIP/ROCm dari PyTorch menggunakan kembali nama `torch.cuda`. Identifikasi backend yang
 # benar-benar terpasang sebelum membandingkan dua keluarga perangkat keras: penggunaan fungsi
-# Python yang sama tidak membuktikan bahwa kernel, presisi, atau hasilnya setara. Versi driver
-# dicatat oleh perintah `environment` pada skrip bila `nvidia-smi` dapat membacanya.
+# Python yang sama tidak membuktikan bahwa kernel, presisi, atau hasilnya setara.
 
 # %% tags=["environment"]
-ALLOCATOR_ENV_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_MODULE_LOADING")
+ENVIRONMENT_VARIABLES = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "PYTORCH_ALLOC_CONF",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_HIP_ALLOC_CONF",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING",
+    "CUDA_MODULE_LOADING",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "CUBLASLT_WORKSPACE_SIZE",
+)
 
 print("python:  ", platform.python_version(), platform.python_implementation())
 print("platform:", platform.platform())
+print("seed:    ", SEED)
 if torch is None:
     print("torch:    not installed in this kernel", f"({TORCH_IMPORT_ERROR})")
 else:
@@ -252,15 +281,16 @@ else:
     if torch.cuda.is_available():
         print("allocator backend:", torch.cuda.get_allocator_backend())
         for i in range(torch.cuda.device_count()):
+            # Properties only: mem_get_info would create a CUDA context on every device.
             props = torch.cuda.get_device_properties(i)
-            free, total = torch.cuda.mem_get_info(i)
             print(
                 f"cuda:{i}: {props.name}, total {props.total_memory} B, "
-                f"compute capability {props.major}.{props.minor}, free {free} of {total} B"
+                f"compute capability {props.major}.{props.minor}, "
+                f"uuid {getattr(props, 'uuid', None)}"
             )
     else:
         print("no visible GPU (torch.cuda.is_available() is False)")
-for name in ALLOCATOR_ENV_VARS:
+for name in ENVIRONMENT_VARIABLES:
     print(f"{name}: {os.environ.get(name)}")
 
 # %% [markdown] tags=["lang-ko"]
@@ -310,7 +340,8 @@ for name in ALLOCATOR_ENV_VARS:
 # selama fase berlangsung.
 
 # %% tags=["protocol"]
-# Duplicated (shortened) from mesure_memoire.py: the network, the six-step protocol, the phases.
+# Duplicated (shortened) from mesure_memoire.py: the network, the prediction, the six-step
+# protocol and the phases.
 DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 COUNTERS = (
     "start_allocated_bytes",
@@ -327,6 +358,10 @@ class NoGPUError(RuntimeError):
 
     def _render_traceback_(self):
         return [str(self)]
+
+
+class AlreadyMeasuredError(NoGPUError):
+    """A second measurement in the same kernel would not start from an empty device."""
 
 
 def gpu_problem(device):
@@ -348,12 +383,27 @@ def gpu_problem(device):
     return None
 
 
+def counters_unavailable():
+    """Why the counters would read 0 whatever is allocated, or None (as the script decides)."""
+    if "PYTORCH_NO_CUDA_MEMORY_CACHING" in os.environ:
+        return "PYTORCH_NO_CUDA_MEMORY_CACHING is set: the caching allocator is bypassed"
+    return None
+
+
 def predicted_parameter_bytes(width, dtype):
     """Parameter bytes from the architecture, raw and rounded to 512-byte allocator blocks."""
     hidden = 4 * width
     numels = [width, width, hidden * width, hidden, width * hidden, width]
     sizes = [n * DTYPE_SIZES[dtype] for n in numels]
     return sum(sizes), sum(-(-s // 512) * 512 for s in sizes)
+
+
+def predicted_allocations(batch, context, width, dtype):
+    """Allocated bytes after model_load and after inputs: each tensor rounded up to 512 B."""
+    _, model_load = predicted_parameter_bytes(width, dtype)
+    s = batch * context * width * DTYPE_SIZES[dtype]
+    inputs = -(-s // 512) * 512
+    return model_load, model_load + inputs
 
 
 def build_network(width, device, dtype):
@@ -368,27 +418,46 @@ def build_network(width, device, dtype):
     return nn.Sequential(OrderedDict(layers)).eval()
 
 
+def read_counters(record, keys, device):
+    cuda = torch.cuda
+    readers = {
+        "start_allocated_bytes": cuda.memory_allocated,
+        "start_reserved_bytes": cuda.memory_reserved,
+        "peak_allocated_bytes": cuda.max_memory_allocated,
+        "peak_reserved_bytes": cuda.max_memory_reserved,
+        "end_allocated_bytes": cuda.memory_allocated,
+        "end_reserved_bytes": cuda.memory_reserved,
+    }
+    if counters_unavailable() is None:  # otherwise they stay None: a 0 would not be a reading
+        for key in keys:
+            record[key] = readers[key](device)
+
+
 def measure_phase(name, device, action, repeat=None):
-    """Synchronize, read, reset the peaks, run, synchronize, read; None = not read."""
+    """Synchronize, read, reset the peaks, run, synchronize, read; None = not read.
+
+    Ctrl-C keeps the phase as `interrupted`, with its final readings.
+    """
     cuda = torch.cuda
     record = {"phase": name, "repeat": repeat, "status": "ok", "error": None}
     record.update(dict.fromkeys(COUNTERS))
+    record["duration_ns"] = None
     cuda.synchronize(device)
-    record["start_allocated_bytes"] = cuda.memory_allocated(device)
-    record["start_reserved_bytes"] = cuda.memory_reserved(device)
+    read_counters(record, COUNTERS[:2], device)
     cuda.reset_peak_memory_stats(device)
     started = time.perf_counter_ns()
     try:
         action()
+    except KeyboardInterrupt:
+        record["status"] = "interrupted"
+        record["error"] = "KeyboardInterrupt: interrupted by the user"
     except Exception as exc:  # out-of-memory included: keep the phase and the message
         record["status"] = "failed"
         record["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
     cuda.synchronize(device)
-    record["duration_ns"] = time.perf_counter_ns() - started
-    record["peak_allocated_bytes"] = cuda.max_memory_allocated(device)
-    record["peak_reserved_bytes"] = cuda.max_memory_reserved(device)
-    record["end_allocated_bytes"] = cuda.memory_allocated(device)
-    record["end_reserved_bytes"] = cuda.memory_reserved(device)
+    if record["status"] != "interrupted":
+        record["duration_ns"] = time.perf_counter_ns() - started
+    read_counters(record, COUNTERS[2:], device)
     return record
 
 
@@ -398,11 +467,11 @@ def run_measurement(device, batch, context, width, dtype, warmup, repeats):
     state = {}
 
     def load_model():
-        torch.manual_seed(0)
+        torch.manual_seed(SEED)
         state["model"] = build_network(width, dev, torch_dtype)
 
     def make_inputs():
-        generator = torch.Generator(device=dev).manual_seed(0)
+        generator = torch.Generator(device=dev).manual_seed(SEED)
         shape = (batch, context, width)
         state["inputs"] = torch.randn(shape, generator=generator, device=dev, dtype=torch_dtype)
 
@@ -483,7 +552,12 @@ WARMUP, REPEATS = 1, 2
 # 때문입니다. 위의 계산 셀은 GPU 없이도 유효합니다.
 #
 # 단계가 실패하면(메모리 부족 포함) 그 단계와 오류 메시지, 마지막으로 읽은 값을 남기고 이후 단계는
-# 실행하지 않습니다.
+# 실행하지 않습니다. Ctrl-C(커널 중단)로 멈추면 중단된 단계를 `interrupted`로 남기고 마지막 값을
+# 읽습니다.
+#
+# 이 셀은 커널마다 한 번만 측정합니다. 같은 커널에서 다시 실행하면 cuBLAS 작업 공간과 할당자
+# 캐시가 남아 있어 `model_load`가 0에서 시작하지 않고 `cold_forward`도 더 이상 첫 패스가 아닙니다.
+# 그래서 두 번째 실행은 커널을 다시 시작할 때까지 거부됩니다.
 
 # %% [markdown] tags=["lang-id"]
 # ## Menjalankan pengukuran
@@ -494,40 +568,77 @@ WARMUP, REPEATS = 1, 2
 # tanpa GPU.
 #
 # Jika sebuah fase gagal (termasuk kehabisan memori), fase tersebut, pesan kesalahannya, dan nilai
-# terakhir yang terbaca tetap disimpan, dan fase berikutnya tidak dijalankan.
+# terakhir yang terbaca tetap disimpan, dan fase berikutnya tidak dijalankan. Jika Anda
+# menghentikannya dengan Ctrl-C (interupsi kernel), fase yang terhenti disimpan sebagai
+# `interrupted` beserta nilai terakhirnya.
+#
+# Sel ini mengukur sekali per kernel. Menjalankannya lagi di kernel yang sama akan mewarisi ruang
+# kerja cuBLAS dan cache alokator, sehingga `model_load` tidak lagi dimulai dari 0 dan
+# `cold_forward` bukan lagi lintasan pertama. Karena itu, jalankan kedua ditolak sampai kernel
+# dimulai ulang.
 
 # %% tags=["measure"]
+if globals().get("MEASURED_IN_THIS_KERNEL"):
+    raise AlreadyMeasuredError(
+        "Already measured in this kernel: the cuBLAS workspace and the allocator's cache are "
+        "still here, so model_load would not start at 0 and cold_forward would not be cold. "
+        "Restart the kernel, then run every cell again."
+    )
 problem = gpu_problem(DEVICE)
 if problem is not None:
     raise NoGPUError(problem)
 
+MEASURED_IN_THIS_KERNEL = True
 phases = run_measurement(DEVICE, BATCH, CONTEXT, WIDTH, DTYPE, WARMUP, REPEATS)
 
 # %% [markdown] tags=["lang-ko"]
 # ## 결과 읽기
 #
-# 모든 값은 원시 바이트입니다. 읽지 못한 값은 `null`로 남기며 0으로 채우지 않습니다. 결과 파일로
-# 남기려면 같은 차원으로 스크립트의 `measure` 명령을 실행하세요. 스크립트는 기존 파일을 덮어쓰지
-# 않습니다.
+# 모든 값은 원시 바이트입니다. 읽지 못한 값은 `null`로 남기며 0으로 채우지 않습니다.
+# `PYTORCH_NO_CUDA_MEMORY_CACHING`이 설정되어 있으면 카운터가 할당과 무관하게 0을 읽으므로 모든
+# 카운터를 `null`로 둡니다.
+#
+# 예측은 스크립트의 `predict`와 같은 규칙입니다. 각 텐서를 512바이트 단위로 올림하면 `model_load`와
+# `inputs` 뒤의 allocated 값이 나옵니다. 첫 행렬 곱셈이 PyTorch 할당자를 통해 가져가는 cuBLAS 작업
+# 공간은 예측하지 않으므로, `cold_forward` 뒤의 차이는 모델이 아니라 그 작업 공간 같은 라이브러리
+# 메모리입니다. 결과 파일로 남기려면 같은 차원으로 스크립트의 `measure` 명령을 실행하세요.
+# 스크립트는 기존 파일을 덮어쓰지 않습니다.
 
 # %% [markdown] tags=["lang-id"]
 # ## Membaca hasil
 #
 # Semua nilai adalah byte mentah. Nilai yang tidak terbaca dibiarkan `null` dan tidak diisi dengan
-# nol. Untuk menyimpan hasil dalam berkas, jalankan perintah `measure` pada skrip dengan dimensi
-# yang sama; skrip tidak menimpa berkas yang sudah ada.
+# nol. Bila `PYTORCH_NO_CUDA_MEMORY_CACHING` disetel, penghitung membaca 0 apa pun yang
+# dialokasikan, sehingga semua penghitung dibiarkan `null`.
+#
+# Prediksinya memakai aturan yang sama dengan `predict` pada skrip: membulatkan setiap tensor ke
+# atas ke kelipatan 512 byte memberikan nilai allocated setelah `model_load` dan `inputs`. Ruang
+# kerja cuBLAS yang diambil perkalian matriks pertama melalui alokator PyTorch tidak diprediksi,
+# jadi selisih setelah `cold_forward` adalah memori pustaka seperti ruang kerja itu, bukan model.
+# Untuk menyimpan hasil dalam berkas, jalankan perintah `measure` pada skrip dengan dimensi yang
+# sama; skrip tidak menimpa berkas yang sudah ada.
 
 # %% tags=["results"]
-predicted, predicted_512 = predicted_parameter_bytes(WIDTH, DTYPE)
-print(f"predicted parameter bytes: {predicted} (rounded to 512-byte blocks: {predicted_512})")
-print(f"allocated after model_load: {phases[0]['end_allocated_bytes']} B")
+model_load_predicted, inputs_predicted = predicted_allocations(BATCH, CONTEXT, WIDTH, DTYPE)
+if counters_unavailable():
+    print(f"counters not read: {counters_unavailable()}")
+if phases and phases[0]["start_allocated_bytes"] not in (0, None):
+    print("warning: model_load did not start at 0 B: something was already allocated")
+# Only the phases that ran: a failure or an interrupt may stop before inputs.
+for record, predicted in zip(phases, (model_load_predicted, inputs_predicted), strict=False):
+    measured = record["end_allocated_bytes"]
+    difference = "null" if measured is None else measured - predicted
+    print(
+        f"{record['phase']}: allocated {measured} B, predicted {predicted} B, "
+        f"difference {difference} B"
+    )
 header = ["phase", "repeat", "status", *COUNTERS, "duration_ns"]
 print(" | ".join(header))
 for record in phases:
     print(" | ".join("null" if record.get(k) is None else str(record[k]) for k in header))
 for record in phases:
     if record["error"]:
-        print(f"{record['phase']} failed: {record['error']}")
+        print(f"{record['phase']} {record['status']}: {record['error']}")
 
 # %% [markdown] tags=["lang-ko"]
 # ## 해석의 한계
@@ -541,6 +652,8 @@ for record in phases:
 #   없습니다.
 # - `cudaMallocAsync` 백엔드에서는 `max_memory_reserved`가 두 풀의 최고 수준을 합쳐 동시 피크의
 #   상한을 줄 수 있습니다. 그래서 할당자 백엔드도 기록합니다.
+# - 메모리 부족으로 실패하면 PyTorch 할당자는 오류를 내기 전에 사용하지 않는 캐시 블록을
+#   해제합니다. 따라서 실패한 단계의 종료 reserved는 그 해제 이후의 값입니다.
 # - 여러 GPU가 있으면 장치마다 판독을 반복하세요. `cuda:0`의 측정은 다른 GPU를 설명하지 못합니다.
 # - 이 작은 네트워크는 계측 연습일 뿐입니다. 문서화된 환경에서 여러분의 작업 부하를 실행하는
 #   것만이 여러분의 여유분을 검증할 수 있습니다.
@@ -563,6 +676,9 @@ for record in phases:
 # - Dengan backend `cudaMallocAsync`, `max_memory_reserved` dapat menggabungkan level tertinggi
 #   dari dua pool dan memberikan batas atas puncak simultan. Karena itu backend alokator juga
 #   dicatat.
+# - Saat kehabisan memori, alokator PyTorch melepaskan blok cache yang tidak terpakai sebelum
+#   melaporkan kesalahan. Jadi reserved akhir pada fase yang gagal adalah nilai setelah
+#   pelepasan itu.
 # - Pada multi-kartu, ulangi pembacaan untuk setiap perangkat; pengukuran pada `cuda:0` tidak
 #   menggambarkan GPU lainnya.
 # - Jaringan kecil ini hanyalah latihan instrumentasi: hanya eksekusi beban Anda, dalam

@@ -1,0 +1,116 @@
+"""The lab script's numbers follow the shared grammar (ASCII digits, bounded) and its JSON
+decimals are exact, like the package's."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from lab_support import run_script
+
+from iteragpu import units
+from iteragpu.lab import mesure_memoire as mm
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["7000000000", "7e9", "7E9", "7B", "7b", "7G", "7_000_000_000", "+7e9", "0.007T", "7000000K"],
+)
+def test_parameters_accept_the_cli_forms(tmp_path: Path, text: str) -> None:
+    done = run_script("estimate", "--parameters", text, "--bits", "16", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["parameters"] == 7_000_000_000
+
+
+@pytest.mark.parametrize(("text", "value"), [("70M", 70_000_000), ("1.5B", 1_500_000_000)])
+def test_parameters_suffixes_scale(text: str, value: int) -> None:
+    assert mm.parse_whole(text, minimum=1, maximum=mm.MAX_PARAMETERS, suffixes=True) == value
+
+
+def test_dimensions_use_the_same_grammar(tmp_path: Path) -> None:
+    done = run_script(
+        "predict", "--batch", "1e0", "--context", "1_6", "--width", "6.4e1", "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["dimensions"] == {"batch": 1, "context": 16, "width": 64}
+
+
+ASCII_NUMBERS = st.builds(
+    lambda sign, whole, fraction, exponent: f"{sign}{whole}{fraction}{exponent}",
+    st.sampled_from(["", "+", "-"]),
+    st.from_regex(r"[0-9]{1,20}", fullmatch=True),
+    st.sampled_from(["", "."]) | st.from_regex(r"\.[0-9]{1,20}", fullmatch=True),
+    st.sampled_from([""]) | st.integers(-50, 50).map(lambda e: f"e{e}"),
+)
+
+
+@given(ASCII_NUMBERS)
+def test_parse_number_agrees_with_decimal(text: str) -> None:
+    assert mm.parse_number(text) == Fraction(Decimal(text))
+
+
+@given(st.from_regex(r"[0-9]{1,5}(_[0-9]{1,5}){1,3}", fullmatch=True))
+def test_underscores_between_digits_are_group_separators(text: str) -> None:
+    assert mm.parse_number(text) == int(text.replace("_", ""))
+
+
+@pytest.mark.parametrize("text", ["_1", "1_", "1__0", "1._5", "1e_5", "_", ".", "e5", "1e", "--1"])
+def test_misplaced_underscores_and_fragments_are_refused(text: str) -> None:
+    with pytest.raises(mm.NumberError, match="not a number"):
+        mm.parse_number(text)
+
+
+@given(st.characters(categories=["Nd"]).filter(lambda c: not "0" <= c <= "9"))
+def test_every_non_ascii_digit_is_refused_by_name(digit: str) -> None:
+    with pytest.raises(mm.NumberError) as info:
+        mm.parse_number(f"1{digit}")
+    assert unicodedata.name(digit) in str(info.value)
+    assert "ASCII digit" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1" * 51, "too many digits"),
+        ("0." + "0" * 60 + "1" * 51, "too many digits"),
+        ("1e51", "exponent out of range"),
+        ("1e-51", "exponent out of range"),
+        ("1e" + "9" * 5000, "exponent out of range"),
+        ("inf", "not a number"),
+        ("nan", "not a number"),
+    ],
+)
+def test_bounds_are_checked_at_parse_time(text: str, message: str) -> None:
+    with pytest.raises(mm.NumberError, match=message):
+        mm.parse_number(text)
+
+
+def test_bounds_allow_their_limits() -> None:
+    assert mm.parse_number("1" * 50) == int("1" * 50)
+    assert mm.parse_number("0" * 49 + "1") == 1
+    with pytest.raises(mm.NumberError, match="too many digits"):
+        mm.parse_number("0" * 50 + "1")  # every digit counts, as in the CLI
+    assert mm.parse_number("1e50") == 10**50 and mm.parse_number("1e-50") == Fraction(1, 10**50)
+
+
+@given(
+    st.integers(0, 10**30),
+    st.sampled_from([1, 8, 10**9, 2**30, 2**10 * 5**7, 16 * 10**9]),
+)
+def test_exact_decimal_text_agrees_with_the_package(numerator: int, denominator: int) -> None:
+    value = Fraction(numerator, denominator)
+    text = mm.exact_decimal_text(value)
+    assert Fraction(Decimal(text)) == value
+    assert "e" not in text.lower()
+    assert Fraction(Decimal(units.exact_decimal_text(value))) == value
+
+
+def test_exact_decimal_text_refuses_a_repeating_decimal() -> None:
+    with pytest.raises(ValueError):
+        mm.exact_decimal_text(Fraction(1, 3))
