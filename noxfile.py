@@ -16,8 +16,6 @@ nox.options.sessions = ["lint", "tests", "js", "lab_torch", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
-# Page language -> lunr search language (lunr has no Indonesian pack; docs/hooks.py checks it).
-SEARCH_LANGS = {"ko": "ko", "id": "en"}
 # The CPU build of PyTorch available on the project's machines; an unpinned `torch` would pull
 # a CUDA build of several GB.
 TORCH = "torch==2.13.0"
@@ -37,9 +35,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The figure checker, then pytest: unit, CLI, lab, snippet doctests (no torch, no site)."""
+    """The figure checker, then pytest: unit, CLI, lab, snippet doctests, the wheel installed
+    alone in a fresh venv (no torch, no site)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "iteragpu.figure_check", "docs")
+    session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     session.run("pytest", "-m", "not torch and not site and not browser", *session.posargs)
 
 
@@ -47,7 +46,7 @@ def tests(session: nox.Session) -> None:
 def figures(session: nox.Session) -> None:
     """Check every figure stated on every page, in both languages, and print a per-page count."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "iteragpu.figure_check", "docs", *session.posargs)
+    session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs", *session.posargs)
 
 
 @nox.session
@@ -59,7 +58,7 @@ def js(session: nox.Session) -> None:
     tmp = Path(session.create_tmp())
     vectors, data = tmp / "sizer_vectors.json", tmp / "sizer_data.json"
     with vectors.open("w", encoding="utf-8") as out:
-        session.run("python", "-m", "iteragpu.sizer_vectors", stdout=out, stderr=None)
+        session.run("python", "-m", "iteragpu.docs_tools.sizer_vectors", stdout=out, stderr=None)
     with data.open("w", encoding="utf-8") as out:
         session.run("python", "docs/hooks.py", "--sizer-data", stdout=out, stderr=None)
     session.run(
@@ -92,29 +91,26 @@ def gpu(session: nox.Session) -> None:
 
 
 def _build_site(session: nox.Session) -> None:
+    """Every language of src/iteragpu/i18n/languages.py into site/<code>/, then site/index.html,
+    in one process so that the lab downloads are built once (iteragpu.docs_tools.build_site)."""
     session.install("-e", ".[docs]")
     if SITE.exists():
         shutil.rmtree(SITE)
-    for lang, search_lang in SEARCH_LANGS.items():
-        session.run(
-            "mkdocs",
-            "build",
-            "--strict",
-            env={
-                "ITERAGPU_LANG": lang,
-                "ITERAGPU_DOCS_DIR": f"docs/{lang}",
-                "ITERAGPU_SITE_DIR": f"site/{lang}",
-                "ITERAGPU_SEARCH_LANG": search_lang,
-                "ITERAGPU_SITE_URL": f"{SITE_BASE_URL}/{lang}/",
-                "NO_MKDOCS_2_WARNING": "1",
-            },
-        )
-    shutil.copyfile(ROOT / "docs" / "root" / "index.html", SITE / "index.html")
+    session.run(
+        "python",
+        "-m",
+        "iteragpu.docs_tools.build_site",
+        "--site-dir",
+        str(SITE),
+        "--base-url",
+        f"{SITE_BASE_URL}/",
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
-    """Build both languages with --strict into site/ko and site/id, plus the root page."""
+    """Build every language with --strict into site/<code>/, plus the root page."""
     _build_site(session)
 
 
@@ -131,7 +127,7 @@ def serve(session: nox.Session) -> None:
     """Build the whole site and serve it at http://127.0.0.1:8000/ (Ctrl+C stops)."""
     _build_site(session)
     host, port = SERVE_ADDRESS
-    session.log(f"Serving http://{host}:{port}/ (ko: /ko/, id: /id/)")
+    session.log(f"Serving http://{host}:{port}/ (one folder per language)")
     session.run("python", "-m", "http.server", port, "--bind", host, "--directory", str(SITE))
 
 
@@ -139,19 +135,19 @@ def serve(session: nox.Session) -> None:
 def archive(session: nox.Session) -> None:
     """Write dist/iteragpu-lab-v1.zip and its .sha256, reproducibly (SOURCE_DATE_EPOCH)."""
     session.install("-e", ".[docs]")
-    session.run("python", "-m", "iteragpu.lab_archive", "--out", "dist")
+    session.run("python", "-m", "iteragpu.docs_tools.lab_archive", "--out", "dist")
 
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Speed and size figures, as ratios: CLI start-up against `import typer`; the browser
-    sizer's recompute against one frame (16 ms) and its script size (needs Chromium)."""
-    if not all((SITE / lang / "sizer" / "index.html").exists() for lang in SEARCH_LANGS):
-        _build_site(session)
-    session.install("-e", ".", "playwright")
+    """Speed and size figures, as ratios: the site build against a plain Material build of the
+    same pages; CLI start-up against `import typer`; the browser sizer's recompute against one
+    frame (16 ms) and its script size (needs Chromium)."""
+    session.install("-e", ".[docs]", "playwright")
+    session.run("python", "benchmarks/site_build_bench.py", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("python", "benchmarks/cli_startup.py", *session.posargs)
-    for lang in SEARCH_LANGS:
-        session.run("python", "benchmarks/sizer_bench.py", "--lang", lang)
+    _build_site(session)  # the sizer bench measures the pages this tree builds
+    session.run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))
 
 
 if os.environ.get("CI"):

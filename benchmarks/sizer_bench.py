@@ -6,7 +6,9 @@ update, URL update) synchronously in the input handler, timed with performance.n
 medians and their ratio to 16 ms, then the size of the script the page loads (raw and gzip).
 A benchmark, not a test: machines differ, so it reports and never fails on time.
 
-    python benchmarks/sizer_bench.py [--lang ko] [--runs 500]
+    python benchmarks/sizer_bench.py [--site-dir site] [--lang CODE ...] [--runs 500]
+
+By default it measures every language of the list in the built site/ (`nox -s bench` builds it).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import statistics
 import sys
 import threading
 from pathlib import Path
+from typing import Any
+
+from iteragpu.docs_tools.chromium import CHROMIUM
+from iteragpu.docs_tools.chromium import CHROMIUM_ARGS as TEST_CHROMIUM_ARGS
+from iteragpu.i18n.languages import CODES
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
-sys.path.insert(0, str(ROOT / "tests" / "website"))
-from chromium import CHROMIUM  # noqa: E402  (the tests' launch settings, shared)
-from chromium import CHROMIUM_ARGS as TEST_CHROMIUM_ARGS  # noqa: E402
 
 # Chromium throttles history.replaceState after a few hundred calls in a row.
 CHROMIUM_ARGS = [*TEST_CHROMIUM_ARGS, "--disable-ipc-flooding-protection"]
@@ -72,30 +76,41 @@ def _serve(directory: Path) -> http.server.ThreadingHTTPServer:
     return server
 
 
-def _script_sizes(lang: str) -> tuple[int, int]:
-    script = (SITE / lang / "assets" / "sizer.js").read_bytes()
+def _script_sizes(site: Path, lang: str) -> tuple[int, int]:
+    script = (site / lang / "assets" / "sizer.js").read_bytes()
     return len(script), len(gzip.compress(script, compresslevel=9, mtime=0))
 
 
-def _data_size(lang: str) -> int:
-    html = (SITE / lang / "sizer" / "index.html").read_text("utf-8")
+def _data_size(site: Path, lang: str) -> int:
+    html = (site / lang / "sizer" / "index.html").read_text("utf-8")
     start = html.index('id="sizer-data">') + len('id="sizer-data">')
     return len(html[start : html.index("</script>", start)].encode("utf-8"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", choices=("ko", "id"), default="ko")
+    parser.add_argument("--site-dir", type=Path, default=SITE, help="a built site (default: site)")
+    parser.add_argument("--lang", choices=CODES, action="append", help="default: every language")
     parser.add_argument("--runs", type=int, default=500)
     args = parser.parse_args(argv)
-    if not (SITE / args.lang / "sizer" / "index.html").exists():
-        sys.exit("site/ is not built: run `nox -s docs` (or `nox -s bench`, which builds it)")
+    site: Path = args.site_dir
+    langs = args.lang or list(CODES)
+    if not all((site / lang / "sizer" / "index.html").exists() for lang in langs):
+        sys.exit(
+            f"{site} is not a built site: run `nox -s docs` (or `nox -s bench`, which builds it)"
+        )
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         sys.exit(f"Chromium not found at {CHROMIUM}: apt-get install chromium")
+    for lang in langs:
+        _report(site, lang, args.runs, _measure(site, lang, args.runs))
+    return 0
+
+
+def _measure(site: Path, lang: str, runs: int) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    server = _serve(SITE)
-    url = f"http://127.0.0.1:{server.server_address[1]}/{args.lang}/sizer/"
+    server = _serve(site)
+    url = f"http://127.0.0.1:{server.server_address[1]}/{lang}/sizer/"
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -104,14 +119,17 @@ def main(argv: list[str] | None = None) -> int:
             page.wait_for_selector("#sizer-results[data-state=ok]", state="attached")
             selector, values = EDITS
             page.evaluate(_MEASURE, [selector, list(values), 50])  # warm the JIT
-            result = page.evaluate(_MEASURE, [selector, list(values), args.runs])
+            result: dict[str, Any] = page.evaluate(_MEASURE, [selector, list(values), runs])
             browser.close()
     finally:
         server.shutdown()
     if not result["shown"] or result["shown"] == "—":
         sys.exit(f"the page shows no figure after the edits: {result['shown']!r}")
+    return result
 
-    print(f"sizer recompute in Chromium ({args.lang}, {args.runs} edits, medians)")
+
+def _report(site: Path, lang: str, runs: int, result: dict[str, Any]) -> None:
+    print(f"sizer recompute in Chromium ({lang}, {runs} edits, medians)")
     rows = (
         ("pure compute (parse, exact arithmetic, short list)*", result["pure"]),
         ("input handler (compute, DOM, URL update)", result["handler"]),
@@ -126,10 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             f"ratio to {FRAME_MS:.0f} ms {ratio:.3f}  goal < 1  {verdict}"
         )
     print("  * mean of a batch of 20 calls (the timer's resolution is 0.1 ms), median over edits")
-    raw, gzipped = _script_sizes(args.lang)
+    raw, gzipped = _script_sizes(site, lang)
     print(f"sizer.js: {raw} bytes raw, {gzipped} bytes gzip -9")
-    print(f"embedded sizer data (catalog, defaults, symbols): {_data_size(args.lang)} bytes")
-    return 0
+    print(f"embedded sizer data (catalog, defaults, symbols): {_data_size(site, lang)} bytes")
 
 
 def _p95(times: list[float]) -> float:

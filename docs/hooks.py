@@ -1,15 +1,20 @@
-"""MkDocs hooks shared by both language builds.
+"""MkDocs hooks of every language's build (`docs/<code>/mkdocs.yml`, inheriting `mkdocs.yml`).
 
-- builds the lab downloads (archive, script, notebooks, READMEs, licence) and publishes them
-  under `downloads/`, so every site build ships the archive it describes;
-- puts this language's notebook at `notebook.ipynb` for mkdocs-jupyter to render;
+- takes the language from the folder of the configuration file (`docs/ko/mkdocs.yml` builds
+  Korean) and what depends on it from the one list of languages (`iteragpu.i18n.languages`):
+  the theme's language, the search language, the language switcher (every language, each link
+  landing on the current page's twin) and the language's address, `<site_url><code>/`;
+  refuses to build the shared base itself;
+- publishes the lab downloads (archive, checksum, script, notebooks, READMEs, licence) under
+  `downloads/`, built once per process by `iteragpu.docs_tools.build_site.lab_downloads`, so
+  that every language of a site build ships the archive its lab page describes;
 - fills the `[[archive_sha256]]` and `[[archive_size_bytes]]` placeholders of the lab page;
-- points the language switcher at the current page's twin in the other language;
-- refuses a build whose search language does not match its page language;
+- appends the language's lab notebook, as Markdown, to the page that has `notebook: true` in
+  its front matter (`iteragpu.docs_tools.notebook_page`);
 - publishes the browser sizer (`src/iteragpu/web/sizer.js`) as `assets/sizer.js` and gives every
   page with `sizer: true` in its front matter the sizer's data: the catalog the CLI reads, the
-  defaults and tasks of `iteragpu.sizer_vectors`, and Babel's number symbols per language
-  (`docs/overrides/main.html` embeds it as JSON next to the script).
+  defaults and tasks of `iteragpu.docs_tools.sizer_vectors`, and Babel's number symbols per
+  language (`docs/overrides/main.html` embeds it as JSON next to the script).
 
 `python docs/hooks.py --sizer-data` prints that data (the node tests of the sizer read it).
 """
@@ -18,10 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import shutil
 import sys
-from collections.abc import Iterator
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -29,24 +31,27 @@ from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from iteragpu.formatting import LANGS, format_number
-from iteragpu.lab_archive import ARCHIVE_NAME, build_downloads
+from iteragpu.docs_tools.build_site import lab_downloads
+from iteragpu.docs_tools.lab_archive import ARCHIVE_NAME, notebook_name
+from iteragpu.docs_tools.notebook_page import notebook_markdown
+from iteragpu.i18n.languages import CODES, LANGUAGES, Language, language
+from iteragpu.i18n.numbers import format_number
 
-ROOT = Path(__file__).resolve().parents[1]
-DOWNLOADS_BUILD_DIR = ROOT / "dist"
 DOWNLOADS_URL_DIR = "downloads"
-NOTEBOOK_PAGE = "notebook.ipynb"
-# lunr has a Korean pack but no Indonesian one (see mkdocs.yml); noxfile.py reads this too.
-SEARCH_LANGS = {"ko": "ko", "id": "en"}
-SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"
 SIZER_SCRIPT_URL = "assets/sizer.js"
 # A GPU sheet's page, by card id (the worked-examples registry uses the same place).
 GPU_SHEET = "gpus/{card_id}.md"
 
+# The build under way. MkDocs loads this file once per process and builds one language at a
+# time, so each build starts by replacing it (on_config).
 _build: dict[str, Any] = {}
+# `mkdocs serve` serves one language at the address it computed from site_url before building,
+# at start-up: every build of the process must keep that address (see on_config).
+_serving = False
 
 
 class DownloadFile(File):
@@ -62,45 +67,59 @@ class DownloadFile(File):
         return True
 
 
+def on_startup(command: str, dirty: bool) -> None:
+    global _serving
+    _serving = command == "serve"
+
+
+# Before every plugin: the search plugin reads its language in its own on_config.
+@event_priority(100)
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    lang = config.theme["language"]
-    downloads = build_downloads(DOWNLOADS_BUILD_DIR)
+    lang = _language_of(config)
+    config.theme["language"] = lang.code
+    config.plugins["material/search"].config["lang"] = [lang.search_lang]
+    if config.site_url and not _serving:
+        config.site_url = f"{config.site_url}{lang.code}/"
+    # The switcher's links are set per page (on_page_context).
+    config.extra["alternate"] = [
+        {"name": other.name, "lang": other.code, "link": f"../{other.code}/"} for other in LANGUAGES
+    ]
+    downloads = lab_downloads()
     archive = downloads[ARCHIVE_NAME]
+    _build.clear()
     _build.update(
-        lang=lang,
+        lang=lang.code,
         downloads=downloads,
-        archive_sha256=hashlib.sha256(archive.read_bytes()).hexdigest(),
-        archive_size_bytes=archive.stat().st_size,
+        archive_sha256=hashlib.sha256(archive).hexdigest(),
+        archive_size_bytes=len(archive),
     )
-    _place_notebook(downloads[f"iteragpu_lab.{lang}.ipynb"], Path(config.docs_dir) / NOTEBOOK_PAGE)
-    search_lang = config.plugins["material/search"].config["lang"]
-    if search_lang != [SEARCH_LANGS[lang]]:
-        raise PluginError(
-            f"search language {search_lang} for a {lang!r} build: "
-            f"set ITERAGPU_SEARCH_LANG={SEARCH_LANGS[lang]} (see noxfile.py)"
-        )
     return config
 
 
-def _place_notebook(built: Path, target: Path) -> None:
-    # The notebook is generated from src/iteragpu/lab/iteragpu_lab.py (git-ignored in docs/);
-    # it is only rewritten when it changed, so a file watcher is not woken for nothing.
-    if not target.exists() or target.read_bytes() != built.read_bytes():
-        shutil.copyfile(built, target)
+def _language_of(config: MkDocsConfig) -> Language:
+    folder = Path(config.config_file_path or "mkdocs.yml").resolve().parent
+    try:
+        return language(folder.name)
+    except KeyError:
+        raise PluginError(
+            f"{config.config_file_path} is not a language's configuration: build "
+            f"docs/<code>/mkdocs.yml for a code of iteragpu.i18n.languages ({', '.join(CODES)}), "
+            "which inherits the shared base mkdocs.yml, or every language with "
+            "`python -m iteragpu.docs_tools.build_site`"
+        ) from None
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    for name, path in sorted(_build["downloads"].items()):
-        files.append(
-            DownloadFile.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", abs_src_path=str(path))
-        )
-    files.append(DownloadFile.generated(config, SIZER_SCRIPT_URL, abs_src_path=str(SIZER_SCRIPT)))
+    for name, content in sorted(_build["downloads"].items()):
+        files.append(DownloadFile.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", content=content))
+    sizer_script = resources.files("iteragpu").joinpath("web/sizer.js").read_bytes()
+    files.append(DownloadFile.generated(config, SIZER_SCRIPT_URL, content=sizer_script))
     _build["files"] = files
     return files
 
 
 def number_symbols(lang: str) -> dict[str, str]:
-    """The symbols `iteragpu.formatting.format_number` prints for `lang`, as Babel gives them."""
+    """The symbols `iteragpu.i18n.numbers.format_number` prints for `lang`, as Babel gives them."""
     from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
     symbols = {
@@ -120,15 +139,15 @@ def number_symbols(lang: str) -> dict[str, str]:
 
 def sizer_data() -> dict[str, Any]:
     """What the sizer page embeds: defaults, tasks, catalog and number symbols per language."""
-    from iteragpu.sizer_vectors import DEFAULT_QUERY, TASKS
+    from iteragpu.docs_tools.sizer_vectors import DEFAULT_QUERY, TASKS
+    from iteragpu.gpus.catalog import catalog_text
 
-    # The catalog the CLI reads (iteragpu.catalog.load_catalog), byte for byte the same file.
-    catalog = resources.files("iteragpu").joinpath("data/gpu_catalog.json").read_text("utf-8")
     return {
         "defaults": DEFAULT_QUERY,
         "tasks": list(TASKS),
-        "symbols": {lang: number_symbols(lang) for lang in LANGS},
-        "catalog": json.loads(catalog),
+        "symbols": {code: number_symbols(code) for code in CODES},
+        # The catalog the CLI reads, as it is in the file.
+        "catalog": json.loads(catalog_text()),
     }
 
 
@@ -151,51 +170,19 @@ def _sizer_page_data(page: Page) -> str:
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     lang = _build["lang"]
+    if page.meta.get("notebook"):
+        notebook = _build["downloads"][notebook_name(lang)]
+        markdown = f"{markdown.rstrip()}\n\n{notebook_markdown(notebook)}"
     return markdown.replace("[[archive_sha256]]", _build["archive_sha256"]).replace(
         "[[archive_size_bytes]]", format_number(_build["archive_size_bytes"], 0, lang)
     )
 
 
-_NOTEBOOK_HEADING = re.compile(
-    r'<h(?P<level>[1-6]) id="[^"]*">(?P<text>.*?)<a class="anchor-link" href="#[^"]*">'
-)
-
-
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    """Give the notebook's headings the ids its table of contents links to.
-
-    mkdocs-jupyter slugifies headings to ASCII, so a Korean heading gets an empty id while the
-    table of contents links to `#_1`, `#_2`...: the headings take the TOC's anchors, in order.
-    """
-    if not page.file.src_uri.endswith(".ipynb"):
-        return output
-    anchors = [item.id for item in _flatten(page.toc)]
-    headings = list(_NOTEBOOK_HEADING.finditer(output))
-    if len(headings) != len(anchors):
-        raise PluginError(
-            f"{page.file.src_uri}: {len(headings)} headings but {len(anchors)} TOC entries"
-        )
-    replacements = iter(anchors)
-    return _NOTEBOOK_HEADING.sub(
-        lambda m: (
-            f'<h{m["level"]} id="{(anchor := next(replacements))}">{m["text"]}'
-            f'<a class="anchor-link" href="#{anchor}">'
-        ),
-        output,
-    )
-
-
-def _flatten(items: Any) -> Iterator[Any]:
-    for item in items:
-        yield item
-        yield from _flatten(item.children)
-
-
 def on_page_context(
     context: dict[str, Any], page: Page, config: MkDocsConfig, nav: Any
 ) -> dict[str, Any]:
-    # Links are relative to the site root of this language (`..` reaches the other one),
-    # so the switcher lands on the same page wherever the site is hosted.
+    # Links are relative to the site root of this language (`..` reaches the others), so the
+    # switcher lands on the same page wherever the site is hosted.
     for alternate in config.extra["alternate"]:
         alternate["link"] = f"../{alternate['lang']}/{page.url}"
     if page.meta.get("sizer"):

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iteragpu.kv_cache import KVCacheSpec, kv_cache_bytes
-from iteragpu.peaks import two_peaks
-from iteragpu.weights import estimate_weights
+from iteragpu.core.kv_cache import KVCacheSpec, kv_cache_bytes
+from iteragpu.core.peaks import two_peaks
+from iteragpu.core.weights import estimate_weights
 
 positive = st.integers(min_value=1, max_value=10**6)
 

@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import per_language
 from typer.testing import CliRunner
 
-from iteragpu import __version__, kv_cache, weights
-from iteragpu.cli import MAX_DECIMALS, app
+from iteragpu import __version__
+from iteragpu.cli.app import MAX_DECIMALS, app
+from iteragpu.core import kv_cache, weights
+from iteragpu.core.numbers import exact_decimal_text
+from iteragpu.docs_tools.pint_units import pint_registry
 from iteragpu.examples import registry
-from iteragpu.formatting import format_number
-from iteragpu.quantity import pint_registry
-from iteragpu.units import exact_decimal_text
+from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.numbers import format_number
 
 runner = CliRunner(env={"COLUMNS": "120"})
 
@@ -68,10 +71,12 @@ def test_weights_json_accepts_every_count_spelling(params: str) -> None:
 
 @pytest.mark.parametrize(
     ("lang", "expected"),
-    [
-        ("ko", ["14,000,000,000", "13.04", "17.04", "가중치만", "개략적 범위", "바이트 (B)"]),
-        ("id", ["14.000.000.000", "13,04", "17,04", "Bobot saja", "Rentang kasar", "Byte (B)"]),
-    ],
+    per_language(
+        {
+            "ko": ["14,000,000,000", "13.04", "17.04", "가중치만", "개략적 범위", "바이트 (B)"],
+            "id": ["14.000.000.000", "13,04", "17,04", "Bobot saja", "Rentang kasar", "Byte (B)"],
+        }
+    ),
 )
 def test_weights_table_is_localised(lang: str, expected: list[str]) -> None:
     result = invoke(
@@ -89,11 +94,11 @@ def test_weights_default_language_is_korean() -> None:
     assert "가중치만" in result.stdout
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
-def test_four_bits_says_what_it_does_not_count(lang: str) -> None:
+@pytest.mark.parametrize(("lang", "word"), per_language({"ko": "양자화", "id": "kuantisasi"}))
+def test_four_bits_says_what_it_does_not_count(lang: str, word: str) -> None:
     result = invoke("weights", "--params", "7e9", "--bits", "4", "--lang", lang)
     assert result.exit_code == 0
-    assert ("양자화" if lang == "ko" else "kuantisasi") in result.stdout
+    assert word in result.stdout
     payload = json.loads(invoke("weights", "--params", "7e9", "--bits", "4", "--json").stdout)
     assert payload["quantization_not_counted"] is True
     assert payload["weights_bytes"] == 3_500_000_000
@@ -108,7 +113,9 @@ def test_kv_cache_json_four_sequences() -> None:
     assert payload["kv_cache_gb"] == "4.294967296"
 
 
-@pytest.mark.parametrize(("lang", "number"), [("ko", "1,073,741,824"), ("id", "1.073.741.824")])
+@pytest.mark.parametrize(
+    ("lang", "number"), per_language({"ko": "1,073,741,824", "id": "1.073.741.824"})
+)
 def test_kv_cache_table_with_window(lang: str, number: str) -> None:
     result = invoke(*kv_args(tokens="16384", window="8192", lang=lang))
     assert result.exit_code == 0, result.output
@@ -125,12 +132,12 @@ LARGEST_KV = {
 }
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
-def test_the_largest_sizes_stay_exact_in_tables(lang: str) -> None:
+@pytest.mark.parametrize(("lang", "group"), per_language({"ko": ",", "id": "."}))
+def test_the_largest_sizes_stay_exact_in_tables(lang: str, group: str) -> None:
     result = invoke(*kv_args(**LARGEST_KV, lang=lang))
     assert result.exit_code == 0, result.output
     exact = f"{2 * 10**4 * 10**4 * 10**5 * 10**9 * 8 * 10**6:,}"  # grouped by Python, not Babel
-    assert (exact if lang == "ko" else exact.replace(",", ".")) in result.stdout
+    assert exact.replace(",", group) in result.stdout
 
 
 def test_kv_cache_fractional_bytes_per_value_stays_exact() -> None:
@@ -224,7 +231,7 @@ def test_convert_json_matches_pint_exactly() -> None:
         assert Fraction(ours) == theirs, quantity
 
 
-@pytest.mark.parametrize(("lang", "text"), [("ko", "22.35"), ("id", "22,35")])
+@pytest.mark.parametrize(("lang", "text"), per_language({"ko": "22.35", "id": "22,35"}))
 def test_convert_table(lang: str, text: str) -> None:
     result = invoke("convert", "24e9 B", "GiB", "--lang", lang)
     assert result.exit_code == 0
@@ -239,7 +246,7 @@ def test_examples_list_names_every_example() -> None:
         assert example_id in result.stdout
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
+@pytest.mark.parametrize("lang", CODES)
 def test_examples_run_all_reproduces_every_stated_figure(lang: str) -> None:
     result = invoke("examples", "run", "--all", "--lang", lang, "--json")
     assert result.exit_code == 0, result.output
@@ -256,7 +263,7 @@ def test_examples_run_all_reproduces_every_stated_figure(lang: str) -> None:
                 assert fig_json["bytes"] == math.ceil(fig.exact_bytes)
 
 
-@pytest.mark.parametrize(("lang", "needle"), [("ko", "13.04"), ("id", "13,04")])
+@pytest.mark.parametrize(("lang", "needle"), per_language({"ko": "13.04", "id": "13,04"}))
 def test_examples_run_one_table(lang: str, needle: str) -> None:
     result = invoke("examples", "run", "weights-7b-16bit-reserve-4gib", "--lang", lang)
     assert result.exit_code == 0
@@ -382,7 +389,7 @@ def test_console_script_and_module_entry_points() -> None:
 def test_fast_paths_import_neither_torch_nor_pint(args: list[str], absent: tuple[str, ...]) -> None:
     code = (
         "import sys\n"
-        "from iteragpu.cli import app\n"
+        "from iteragpu.cli.app import app\n"
         "try:\n"
         f"    app({args!r}, prog_name='iteragpu')\n"
         "except SystemExit as exit:\n"
@@ -514,7 +521,7 @@ def test_adversarial_inputs_are_refused_at_once() -> None:
     code = (
         "import json, sys\n"
         "from typer.testing import CliRunner\n"
-        "from iteragpu.cli import app\n"
+        "from iteragpu.cli.app import app\n"
         "runner = CliRunner()\n"
         "out = []\n"
         "for args in json.load(sys.stdin):\n"
@@ -559,9 +566,11 @@ ENFORCED_BOUNDS = {
 }
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
+@pytest.mark.parametrize("lang", CODES)
 def test_the_cli_page_states_the_enforced_bounds(lang: str) -> None:
-    page = (Path(__file__).resolve().parents[1] / "docs" / lang / "cli.md").read_text("utf-8")
+    page = (Path(__file__).resolve().parents[1] / "docs" / lang / "docs" / "cli.md").read_text(
+        "utf-8"
+    )
     documented = {
         option.strip("`"): int(Fraction(Decimal(limit)))
         for options, limit in _BOUND_ROW.findall(page)

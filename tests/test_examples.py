@@ -7,11 +7,13 @@ from fractions import Fraction
 import pytest
 
 from iteragpu.examples import figure, registry
-from iteragpu.formatting import format_number
+from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.numbers import format_number
 
 GIB = 2**30
 
 # (reference, the figure as the guides state it in Korean, in Indonesian, exact value)
+STATED_COLUMNS = ("ko", "id")
 STATED = [
     ("units-gb-gib.gb_bytes", "1,000,000,000", "1.000.000.000", 10**9),
     ("units-gb-gib.gib_bytes", "1,073,741,824", "1.073.741.824", 2**30),
@@ -74,6 +76,11 @@ STATED = [
     ("shortlist-7b.rtx_4090_price_usd", "47.14", "47,14", Fraction("47.14")),
     ("shortlist-7b.rtx_6000_ada_price_usd", "55.71", "55,71", Fraction("55.71")),
 ]
+
+
+def test_the_stated_figures_have_a_column_per_language() -> None:
+    # A new language of the list adds its column of stated figures to STATED.
+    assert STATED_COLUMNS == CODES
 
 
 @pytest.mark.parametrize(("reference", "ko", "id_", "exact"), STATED, ids=[s[0] for s in STATED])

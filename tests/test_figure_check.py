@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from iteragpu import examples
-from iteragpu.figure_check import (
+from iteragpu.docs_tools.figure_check import (
     check_page,
     check_tree,
     extract_tokens,
@@ -18,10 +18,10 @@ from iteragpu.figure_check import (
     parity_failures,
     read_page,
 )
-from iteragpu.formatting import LANGS
+from iteragpu.i18n.languages import CODES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = sorted(p for lang in LANGS for p in (DOCS / lang).rglob("*.md"))
+PAGES = sorted(p for lang in CODES for p in (DOCS / lang).rglob("*.md"))
 
 
 def _doc(path: Path, text: str | None = None):
@@ -38,8 +38,8 @@ def test_clean_pages_pass(capsys) -> None:
 
 
 def test_every_page_has_both_languages() -> None:
-    ko = {p.name for p in (DOCS / "ko").glob("*.md")}
-    id_ = {p.name for p in (DOCS / "id").glob("*.md")}
+    ko = {p.name for p in (DOCS / "ko" / "docs").glob("*.md")}
+    id_ = {p.name for p in (DOCS / "id" / "docs").glob("*.md")}
     assert ko == id_
     assert {"index.md", "measurement.md", "sizing.md", "lab.md", "cli.md"} <= ko
 
@@ -106,7 +106,7 @@ def test_changing_a_declared_literal_fails(path: Path) -> None:
 
 
 def test_failure_names_file_line_found_and_expected() -> None:
-    path = DOCS / "ko" / "measurement.md"
+    path = DOCS / "ko" / "docs" / "measurement.md"
     text = path.read_text("utf-8").replace("17.04 GiB", "17.40 GiB", 1)
     failures = check_page(_doc(path, text)).failures
     assert len(failures) == 1
@@ -116,21 +116,21 @@ def test_failure_names_file_line_found_and_expected() -> None:
 
 
 def test_an_undeclared_number_fails() -> None:
-    path = DOCS / "id" / "sizing.md"
+    path = DOCS / "id" / "docs" / "sizing.md"
     text = path.read_text("utf-8") + "\nAngka baru: 42 kartu.\n"
     failures = check_page(_doc(path, text)).failures
     assert any("'42'" in f and "undeclared" in f for f in failures)
 
 
 def test_gb_where_gib_is_meant_fails() -> None:
-    path = DOCS / "ko" / "measurement.md"
+    path = DOCS / "ko" / "docs" / "measurement.md"
     text = path.read_text("utf-8").replace("13.04 GiB", "13.04 GB", 1)
     failures = check_page(_doc(path, text)).failures
     assert any("unit GB on the page" in f for f in failures)
 
 
 def test_wrong_locale_format_fails() -> None:
-    path = DOCS / "id" / "measurement.md"
+    path = DOCS / "id" / "docs" / "measurement.md"
     text = path.read_text("utf-8").replace("13,04 GiB", "13.04 GiB", 1)
     failures = check_page(_doc(path, text)).failures
     assert any("expected '13,04'" in f for f in failures)
@@ -152,15 +152,15 @@ def test_changing_a_registry_input_fails_the_dependent_pages(
     monkeypatch.setattr(examples, field, value)
     examples.registry.cache_clear()
     try:
-        for lang in LANGS:
-            assert check_page(_doc(DOCS / lang / page)).failures, (lang, page)
+        for lang in CODES:
+            assert check_page(_doc(DOCS / lang / "docs" / page)).failures, (lang, page)
     finally:
         examples.registry.cache_clear()
 
 
 def test_parity_catches_a_dropped_figure_snippet_and_anchor() -> None:
-    ko = _doc(DOCS / "ko" / "measurement.md")
-    id_path = DOCS / "id" / "measurement.md"
+    ko = _doc(DOCS / "ko" / "docs" / "measurement.md")
+    id_path = DOCS / "id" / "docs" / "measurement.md"
     text = id_path.read_text("utf-8")
     assert parity_failures(ko, _doc(id_path)) == []
     dropped_snippet = text.replace('--8<-- "kv_cache.pycon"', "", 1)
@@ -177,10 +177,10 @@ def test_parity_catches_a_dropped_figure_snippet_and_anchor() -> None:
 def test_pint_catches_a_byte_figure_that_disagrees_with_its_bytes() -> None:
     from dataclasses import replace
 
+    from iteragpu.docs_tools.figure_check import Token, pint_failures
     from iteragpu.examples import figure
-    from iteragpu.figure_check import Token, pint_failures
 
-    doc = _doc(DOCS / "ko" / "measurement.md")
+    doc = _doc(DOCS / "ko" / "docs" / "measurement.md")
     gib_figure = figure("weights-7b-16bit-reserve-4gib.weights_gib")
     gb_figure = figure("weights-7b-16bit-reserve-4gib.weights_gb")
     gib_token = Token(1, "", "13.04", 1, "GiB", "")
@@ -193,8 +193,8 @@ def test_pint_catches_a_byte_figure_that_disagrees_with_its_bytes() -> None:
 
 
 def test_page_language_comes_from_its_tree() -> None:
-    assert page_lang(DOCS / "ko" / "gpus" / "rtx-4090.md") == "ko"
-    assert page_lang(DOCS / "id" / "sizing.md") == "id"
+    assert page_lang(DOCS / "ko" / "docs" / "gpus" / "rtx-4090.md") == "ko"
+    assert page_lang(DOCS / "id" / "docs" / "sizing.md") == "id"
     with pytest.raises(ValueError):
         page_lang(DOCS / "root" / "index.md")
 
@@ -280,7 +280,7 @@ def test_swapping_the_unit_of_any_table_header_fails(path: Path) -> None:
 
 
 def test_a_gb_header_over_gib_totals_fails_with_file_and_line() -> None:
-    path = DOCS / "ko" / "sizing.md"
+    path = DOCS / "ko" / "docs" / "sizing.md"
     text = path.read_text("utf-8")
     assert text.count("합계(GiB)") == 1
     failures = check_page(_doc(path, text.replace("합계(GiB)", "합계(GB)"))).failures
@@ -292,9 +292,9 @@ def test_a_gb_header_over_gib_totals_fails_with_file_and_line() -> None:
     assert any("pint reads 19.04 GB" in f for f in failures)
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", CODES)
 def test_a_gb_header_over_a_gib_conversion_fails_on_a_gpu_sheet(lang: str) -> None:
-    path = DOCS / lang / "gpus" / "rtx-4090.md"
+    path = DOCS / lang / "docs" / "gpus" / "rtx-4090.md"
     text = path.read_text("utf-8")
     # the first GiB column: the nominal capacity converted
     failures = check_page(_doc(path, text.replace("(GiB) |", "(GB) |", 1))).failures
@@ -305,7 +305,7 @@ def _synthetic(lang: str, table: str, ledger: list[str], literals: dict[str, obj
     import yaml
 
     front = yaml.safe_dump({"figures": {"ledger": ledger, "literals": literals or {}}})
-    return _doc(DOCS / lang / "synthetic.md", f"---\n{front}---\n# T\n\n{table}\n")
+    return _doc(DOCS / lang / "docs" / "synthetic.md", f"---\n{front}---\n# T\n\n{table}\n")
 
 
 TOTAL_16 = "weights-7b-16bit-reserve-6gib.total_gib"
@@ -360,8 +360,8 @@ def test_tables_are_read_by_column_with_or_without_outer_pipes() -> None:
 
 
 def test_parity_catches_a_header_unit_dropped_in_one_language() -> None:
-    ko = _doc(DOCS / "ko" / "sizing.md")
-    id_path = DOCS / "id" / "sizing.md"
+    ko = _doc(DOCS / "ko" / "docs" / "sizing.md")
+    id_path = DOCS / "id" / "docs" / "sizing.md"
     text = id_path.read_text("utf-8")
     assert text.count("Cadangan (GiB)") == 1
     dropped = _doc(id_path, text.replace("Cadangan (GiB)", "Cadangan"))

@@ -2,9 +2,11 @@
 
 The lab script (`mesure_memoire.py`) runs alone under `python -I -S`, and the notebook source
 (`iteragpu_lab.py`) duplicates its few functions on purpose so that it runs alone too. Each copy
-is compared here with the core (`iteragpu.units`, `iteragpu.weights`) and, for what the core
-does not hold (the allocator's block, the lab network's shapes), with an independent
-computation, over inputs Hypothesis generates. The mutation tests at the end change one
+is compared here with the originals the core owns (`iteragpu.core.units` for the constants,
+`iteragpu.core.weights` for the dense-weights formula, `iteragpu.core.numbers` for the number
+grammar, the rounding and the exact decimals, `iteragpu.core.allocator` for the allocator's
+block and the lab network) and, apart from the core, with an independent computation, over
+inputs Hypothesis generates. The mutation tests at the end change one
 constant in a temporary copy of a source and show that these properties then fail: a changed
 constant cannot survive the default test run.
 
@@ -30,16 +32,18 @@ import pytest
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
+from iteragpu.core import allocator, units
+from iteragpu.core.numbers import InputError, exact_decimal_text, parse_number, round_half_up
+from iteragpu.core.units import bytes_per
+from iteragpu.core.weights import dense_weight_bytes, estimate_weights
 from iteragpu.lab import mesure_memoire
-from iteragpu.units import bytes_per, exact_decimal_text, round_half_up
-from iteragpu.weights import estimate_weights
 
 LAB_DIR = Path(mesure_memoire.__file__).resolve().parent
 SCRIPT_SOURCE = LAB_DIR / "mesure_memoire.py"
 NOTEBOOK_SOURCE = LAB_DIR / "iteragpu_lab.py"
 
 # PyTorch's CUDA caching allocator rounds every block to kMinBlockSize = 512 bytes
-# (c10/cuda/CUDACachingAllocator.cpp); stated here apart from the lab, which copies it.
+# (c10/cuda/CUDACachingAllocator.cpp); stated here apart from the core and the lab.
 CUDA_ALLOCATOR_BLOCK_BYTES = 512
 
 DEFAULT = settings(max_examples=200, deadline=None)
@@ -137,7 +141,7 @@ def _renders(text: str, exact: Fraction, places: int) -> bool:
 
 @cache
 def _pint_bytes(unit: str) -> Fraction:
-    """Bytes in one `unit` by pint: apart from the core, which takes GB and GiB from the lab."""
+    """Bytes in one `unit` by pint: a check apart from the core, which owns the constants."""
     import pint
 
     return Fraction(pint.UnitRegistry().Quantity(1, unit).to("byte").magnitude)
@@ -147,8 +151,9 @@ def unit_constants_match(copy: Copy, config: settings) -> Callable[[], None]:
     @config
     @given(st.integers(min_value=0, max_value=10**30))
     def check(byte_count: int) -> None:
-        pint_gb, pint_gib = _pint_bytes("gigabyte"), _pint_bytes("gibibyte")
-        assert (pint_gb, pint_gib) == (copy.BYTES_PER_GB, copy.BYTES_PER_GIB)
+        originals = (units.BYTES_PER_GB, units.BYTES_PER_GIB)
+        assert originals == (copy.BYTES_PER_GB, copy.BYTES_PER_GIB)
+        assert originals == (_pint_bytes("gigabyte"), _pint_bytes("gibibyte"))
         assert Fraction(byte_count, copy.BYTES_PER_GB) == byte_count / bytes_per("GB")
         assert Fraction(byte_count, copy.BYTES_PER_GIB) == byte_count / bytes_per("GiB")
 
@@ -160,6 +165,7 @@ def dense_weights_match(copy: Copy, config: settings) -> Callable[[], None]:
     @given(parameters_st, bits_st)
     def check(parameters: int, bits: int | Fraction) -> None:
         weights = copy.dense_weight_bytes(parameters, bits)
+        assert weights == dense_weight_bytes(parameters, bits)  # the core's original
         assert weights == estimate_weights(parameters, bits).weights_bytes
         assert weights == Fraction(parameters) * Fraction(bits) / 8  # eight bits a byte
 
@@ -240,7 +246,7 @@ def script_network_matches(copy: Copy, config: settings) -> Callable[[], None]:
         size = _element_size(dtype)
         network = copy.predict_network(width, dtype, batch, context)
         raw, rounded = _independent_network_bytes(width, size)
-        assert network["element_size_bytes"] == size
+        assert network["element_size_bytes"] == size == allocator.ELEMENT_SIZE_BYTES[dtype]
         assert network["parameter_count"] == 8 * width * width + 7 * width
         assert network["predicted_parameter_bytes"] == raw
         assert network["predicted_parameter_bytes_rounded_512"] == rounded
@@ -249,6 +255,12 @@ def script_network_matches(copy: Copy, config: settings) -> Callable[[], None]:
         assert network["predicted_input_bytes_rounded_512"] == (
             -(-input_bytes // CUDA_ALLOCATOR_BLOCK_BYTES) * CUDA_ALLOCATOR_BLOCK_BYTES
         )
+        # ... and the core's original, tensor by tensor
+        core = allocator.predict_allocations(batch, context, width, dtype)
+        assert [(t["name"], t["numel"]) for t in network["parameter_tensors"]] == [
+            (t.name, t.numel) for t in core.model_load.tensors
+        ]
+        assert network["predicted_parameter_bytes_rounded_512"] == core.model_load.added_bytes
 
     return check
 
@@ -270,6 +282,20 @@ def allocated_levels_match(copy: Copy, config: settings) -> Callable[[], None]:
         count = 8 * width * width + 7 * width
         weights = estimate_weights(count, 8 * size).weights_bytes
         assert prediction["weights_estimate"]["weights_bytes"] == weights
+        # ... and the core's original, which the worked examples read
+        core = allocator.predict_allocations(batch, context, width, dtype)
+        for name, step in (("model_load", core.model_load), ("inputs", core.inputs)):
+            copied = prediction["phases"][name]
+            assert [t["raw_bytes"] for t in copied["tensors"]] == [
+                t.raw_bytes for t in step.tensors
+            ]
+            assert (copied["raw_bytes"], copied["rounding_bytes"]) == (
+                step.raw_bytes,
+                step.rounding_bytes,
+            )
+            assert copied["allocated_bytes"] == step.allocated_bytes
+        assert prediction["kept_output"]["allocated_bytes"] == core.kept_output.allocated_bytes
+        assert prediction["allocator"]["block_bytes"] == allocator.ALLOCATOR_BLOCK_BYTES
 
     return check
 
@@ -297,8 +323,51 @@ def block_rounding_matches(copy: Copy, config: settings) -> Callable[[], None]:
     @given(st.integers(min_value=0, max_value=2**48))
     def check(nbytes: int) -> None:
         rounded = copy.round_up_to_block(nbytes)
+        assert rounded == allocator.round_up_to_block(nbytes)  # the core's original
         assert rounded % CUDA_ALLOCATOR_BLOCK_BYTES == 0
         assert nbytes <= rounded < nbytes + CUDA_ALLOCATOR_BLOCK_BYTES
+
+    return check
+
+
+# Strings of the grammar's alphabet, and numbers written at and past its bounds (digits and
+# exponent), so that a changed bound in the copy meets an input that shows it.
+GRAMMAR_ALPHABET = "0123456789_.eE+- \u0663"
+grammar_text_st = st.one_of(
+    st.text(alphabet=GRAMMAR_ALPHABET, max_size=16),
+    st.builds(
+        lambda sign, digits, point, exponent: f"{sign}{digits[:point]}.{digits[point:]}{exponent}",
+        st.sampled_from(["", "+", "-"]),
+        st.text(alphabet="0123456789", min_size=1, max_size=60),
+        st.integers(min_value=0, max_value=60),
+        st.sampled_from(["", "e", "E"]).flatmap(
+            lambda e: st.just("") if not e else st.integers(-60, 60).map(lambda n: f"{e}{n}")
+        ),
+    ),
+)
+
+
+def number_grammar_matches(copy: Copy, config: settings) -> Callable[[], None]:
+    """The script reads a number exactly as the core's grammar does, or refuses it too."""
+
+    @config
+    @given(grammar_text_st)
+    @example("1" * 50)
+    @example("1" * 51)
+    @example("1e50")
+    @example("1e51")
+    @example("1e-50")
+    @example("1e-51")
+    def check(text: str) -> None:
+        try:
+            original: Fraction | None = parse_number(text)
+        except InputError:
+            original = None
+        try:
+            copied: Fraction | None = copy.parse_number(text)
+        except ValueError:
+            copied = None
+        assert copied == original, text
 
     return check
 
@@ -313,6 +382,9 @@ def notebook_network_matches(copy: Copy, config: settings) -> Callable[[], None]
         network = mesure_memoire.predict_network(width, dtype, 1, 1)
         assert raw == network["predicted_parameter_bytes"]
         assert rounded == network["predicted_parameter_bytes_rounded_512"]
+        # ... and the core's original
+        core = allocator.predict_allocations(1, 1, width, dtype).model_load
+        assert (raw, rounded) == (core.raw_bytes, core.added_bytes)
 
     return check
 
@@ -339,6 +411,7 @@ SHARED: dict[str, Property] = {
     "rounding": rounding_matches,
 }
 SCRIPT_ONLY: dict[str, Property] = {
+    "number grammar": number_grammar_matches,
     "block rounding": block_rounding_matches,
     "network": script_network_matches,
     "allocated levels": allocated_levels_match,
@@ -427,6 +500,8 @@ SCRIPT_MUTANTS = [
         '"allocated_bytes": added',
         "allocated levels",
     ),
+    ("51 digits allowed", "MAX_DIGITS = 50", "MAX_DIGITS = 51", "number grammar"),
+    ("exponent bound widened", "MAX_EXPONENT = 50", "MAX_EXPONENT = 60", "number grammar"),
     (
         "exact decimals cut at 2 places",
         "places = max(twos, fives)",

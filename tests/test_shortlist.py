@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
 import json
-import sys
 import time
 from decimal import Decimal
 from fractions import Fraction
@@ -12,19 +12,19 @@ from typing import Any
 
 import jsonschema
 import pytest
+from lab_support import fake_factory, load_schema, make_clock, validation_argv
+from support import per_language
 from typer.testing import CliRunner
 
-from iteragpu.catalog import Card, DeclaredMemory, RentalPackage, load_catalog
-from iteragpu.cli import app
-from iteragpu.evidence import MAX_EVIDENCE_BYTES, EvidenceError, read_evidence
+from iteragpu.cli.app import app
+from iteragpu.core.units import bytes_per
 from iteragpu.examples import figure
+from iteragpu.gpus.catalog import Card, DeclaredMemory, RentalPackage, load_catalog
+from iteragpu.gpus.evidence import MAX_EVIDENCE_BYTES, EvidenceError, read_evidence
+from iteragpu.gpus.shortlist import Status, shortlist
+from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.messages import MESSAGES
 from iteragpu.lab import mesure_memoire as mm
-from iteragpu.messages import MESSAGES
-from iteragpu.shortlist import Status, shortlist
-from iteragpu.units import bytes_per
-
-sys.path.insert(0, str(Path(__file__).parent / "lab"))
-from lab_support import fake_factory, load_schema, make_clock, validation_argv
 
 runner = CliRunner(env={"COLUMNS": "200"})
 GUIDE_NEED_GIB = figure("shortlist-7b.need_gib").value  # exact 7e9 x 2 B + 6 GiB, in GiB
@@ -323,8 +323,8 @@ def test_a_run_on_a_card_outside_the_catalog_is_refused(tmp_path: Path) -> None:
         shortlist(GUIDE_NEED_GIB, 3, evidence=[laptop])
 
 
-def test_every_reason_code_has_a_text_in_both_languages() -> None:
-    source = (Path(__file__).parents[1] / "src" / "iteragpu" / "shortlist.py").read_text("utf-8")
+def test_every_reason_code_has_a_text_in_every_language() -> None:
+    source = Path(inspect.getfile(Status)).read_text("utf-8")
     codes = set(
         __import__("re").findall(
             r'"((?:evidence|nominal|declared|above|package|user|no)_[a-z_]+)"', source
@@ -332,7 +332,7 @@ def test_every_reason_code_has_a_text_in_both_languages() -> None:
     )
     assert {"evidence_fits", "evidence_below_need", "declared_below_need"} <= codes
     for code in codes:
-        assert set(MESSAGES[f"reason_{code}"]) == {"ko", "id"}, code
+        assert set(MESSAGES[f"reason_{code}"]) == set(CODES), code
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,10 +368,12 @@ def test_cli_shortlist_json_has_no_rank_for_candidates_to_review() -> None:
 
 @pytest.mark.parametrize(
     ("lang", "texts"),
-    [
-        ("ko", ["23.99", "47.99", "확인 필요", "47.14", "관례", "RLinf/RLinf/issues/255"]),
-        ("id", ["23,99", "47,99", "perlu diverifikasi", "47,14", "konvensi", "RLinf"]),
-    ],
+    per_language(
+        {
+            "ko": ["23.99", "47.99", "확인 필요", "47.14", "관례", "RLinf/RLinf/issues/255"],
+            "id": ["23,99", "47,99", "perlu diverifikasi", "47,14", "konvensi", "RLinf"],
+        }
+    ),
 )
 def test_cli_shortlist_table_leaves_the_rank_of_candidates_to_review_empty(
     lang: str, texts: list[str]
@@ -549,29 +551,29 @@ DOCS = Path(__file__).parents[1] / "docs"
 SHORTLIST_PAGES = ["cli.md", "sizer.md", "sizing.md", "gpus/rtx-4090.md", "gpus/rtx-6000-ada.md"]
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
+@pytest.mark.parametrize("lang", CODES)
 def test_no_page_calls_a_nominal_figure_an_upper_bound(lang: str) -> None:
     # "상한" / "batas atas" is right in the measurement guide (cudaMallocAsync), not here.
     for page in SHORTLIST_PAGES:
-        for line in (DOCS / lang / page).read_text("utf-8").splitlines():
+        for line in (DOCS / lang / "docs" / page).read_text("utf-8").splitlines():
             nominal = "공칭" in line or "nominal" in line.lower()
             assert not (nominal and ("상한" in line or "batas atas" in line)), (page, line)
             assert "nominal_margin" not in line and "Margin nominal" not in line, (page, line)
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
+@pytest.mark.parametrize("lang", CODES)
 def test_the_cli_page_lists_every_stable_reason_code(lang: str) -> None:
-    text = (DOCS / lang / "cli.md").read_text("utf-8")
+    text = (DOCS / lang / "docs" / "cli.md").read_text("utf-8")
     section = text[text.index("{ #shortlist }") : text.index("{ #json }")]
     codes = {code for code in MESSAGES if code.startswith("reason_")}
     for code in codes:
         assert f"`{code.removeprefix('reason_')}`" in section, code
 
 
-@pytest.mark.parametrize("lang", ["ko", "id"])
+@pytest.mark.parametrize("lang", CODES)
 def test_gpu_sheets_cite_the_declared_capacity_source(lang: str) -> None:
     for card in load_catalog():
         assert card.declared is not None
-        text = (DOCS / lang / "gpus" / f"{card.id}.md").read_text("utf-8")
+        text = (DOCS / lang / "docs" / "gpus" / f"{card.id}.md").read_text("utf-8")
         assert "{ #declared }" in text and card.declared.url in text
         assert f"`{card.declared.date}`" in text

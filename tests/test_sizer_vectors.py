@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from iteragpu.catalog import load_catalog
+from iteragpu.docs_tools.sizer_vectors import (
+    CASES,
+    DEFAULT_QUERY,
+    expected,
+    generated_queries,
+    vectors,
+)
 from iteragpu.examples import figure
-from iteragpu.formatting import format_number
-from iteragpu.sizer_vectors import CASES, DEFAULT_QUERY, expected, generated_queries, vectors
+from iteragpu.gpus.catalog import load_catalog
+from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.numbers import format_number
 
 
 def test_defaults_reproduce_the_guides_worked_examples() -> None:
@@ -16,7 +23,7 @@ def test_defaults_reproduce_the_guides_worked_examples() -> None:
     assert default["total_bytes"] == str(
         int(figure("weights-7b-16bit-reserve-6gib.total_gib").exact_bytes or 0)
     )
-    for lang in ("ko", "id"):
+    for lang in CODES:
         texts = default["text"][lang]
         total = figure("weights-7b-16bit-reserve-6gib.total_gib")
         assert texts["range-gib"] == format_number(total.value, 2, lang)
@@ -49,7 +56,7 @@ def test_no_candidate_of_the_sizer_is_ranked_and_reasons_are_stated() -> None:
         assert candidate["rank"] is None
         assert candidate["status"] == "check_needed"
         assert candidate["reasons"] == {"memory": "nominal_not_proof", "package": "package_listed"}
-        assert set(candidate["declared_text"]) == {"ko", "id"}
+        assert set(candidate["declared_text"]) == set(CODES)
     assert [c["declared_text"]["id"] for c in default["candidates"]] == ["23,99", "47,99"]
 
 

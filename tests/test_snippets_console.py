@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from iteragpu.cli import app
+from iteragpu.cli.app import app
 
 SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"
 runner = CliRunner(env={"COLUMNS": "120"})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from iteragpu.cli import app
+from iteragpu.cli.app import app
 from iteragpu.lab import mesure_memoire
 
 SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"

@@ -1,5 +1,5 @@
 """The units module against pint, which knows nothing of our tables, and the number grammar
-that every input of the CLI goes through (`iteragpu.parsing`)."""
+that every input of the CLI goes through (`iteragpu.core.numbers`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iteragpu import units
+from iteragpu.core import numbers, units
+from iteragpu.core.numbers import MAX_DIGITS, MAX_EXPONENT, InputError, parse_count, parse_number
+from iteragpu.core.quantity import convert, parse_bytes
+from iteragpu.docs_tools.pint_units import pint_registry
+from iteragpu.docs_tools.sizer_vectors import PARSE_TEXTS
 from iteragpu.lab import mesure_memoire
-from iteragpu.parsing import MAX_DIGITS, MAX_EXPONENT, InputError, parse_count, parse_number
-from iteragpu.quantity import convert, parse_bytes, pint_registry
-from iteragpu.sizer_vectors import PARSE_TEXTS
 
 PREFIX_NAMES = dict(
     zip("kMGTPEZY", ("kilo", "mega", "giga", "tera", "peta", "exa", "zetta", "yotta"), strict=True)
@@ -89,8 +90,8 @@ def test_gb_and_gib_definitions() -> None:
 
 
 def test_lab_script_shares_the_constants() -> None:
-    assert units.bytes_per("GB") == mesure_memoire.BYTES_PER_GB
-    assert units.bytes_per("GiB") == mesure_memoire.BYTES_PER_GIB
+    assert units.bytes_per("GB") == units.BYTES_PER_GB == mesure_memoire.BYTES_PER_GB
+    assert units.bytes_per("GiB") == units.BYTES_PER_GIB == mesure_memoire.BYTES_PER_GIB
 
 
 def test_pint_reads_gb_lowercase_b_as_gilbert_but_we_do_not(ureg: Any) -> None:
@@ -128,17 +129,17 @@ def test_conversion_agrees_with_pint_exactly(byte_count: int, symbol: str) -> No
 )
 def test_exact_decimal_text_is_exact_and_plain(numerator: int, twos: int, fives: int) -> None:
     value = Fraction(numerator, 2**twos * 5**fives)
-    text = units.exact_decimal_text(value)
+    text = numbers.exact_decimal_text(value)
     assert Fraction(Decimal(text)) == value
     assert "E" not in text.upper()
-    assert units.decimal_places(value) == (
+    assert numbers.decimal_places(value) == (
         0 if value.denominator == 1 else len(text.partition(".")[2])
     )
 
 
 def test_a_decimal_that_never_ends_is_rounded_not_looped() -> None:
-    assert units.decimal_places(Fraction(1, 3)) is None
-    assert units.exact_decimal_text(Fraction(2, 3)) == "0." + "6" * 19 + "7"
+    assert numbers.decimal_places(Fraction(1, 3)) is None
+    assert numbers.exact_decimal_text(Fraction(2, 3)) == "0." + "6" * 19 + "7"
 
 
 def test_ceil_bytes() -> None:
@@ -150,17 +151,17 @@ def test_ceil_bytes() -> None:
     st.integers(min_value=0, max_value=6),
 )
 def test_round_half_up_is_within_half_a_unit(value: Fraction, decimals: int) -> None:
-    rounded = Fraction(units.round_half_up(value, decimals))
+    rounded = Fraction(numbers.round_half_up(value, decimals))
     assert abs(rounded - value) <= Fraction(1, 2 * 10**decimals)
 
 
 def test_round_half_up_keeps_every_digit_of_huge_values() -> None:
-    assert str(units.round_half_up(Fraction(10**40 + 1), 0)) == str(10**40 + 1)
+    assert str(numbers.round_half_up(Fraction(10**40 + 1), 0)) == str(10**40 + 1)
 
 
 def test_round_half_up_rounds_halves_away_from_zero() -> None:
-    assert str(units.round_half_up(Fraction(1305, 100), 1)) == "13.1"
-    assert str(units.round_half_up(Fraction(-1305, 100), 1)) == "-13.1"
+    assert str(numbers.round_half_up(Fraction(1305, 100), 1)) == "13.1"
+    assert str(numbers.round_half_up(Fraction(-1305, 100), 1)) == "-13.1"
 
 
 # ---------------------------------------------------------------------------------------------

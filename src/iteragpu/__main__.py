@@ -1,3 +1,3 @@
-from iteragpu.cli import main
+from iteragpu.cli.app import main
 
 main()

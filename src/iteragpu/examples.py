@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
-from iteragpu import catalog
-from iteragpu.kv_cache import K_AND_V, KVCacheSpec
-from iteragpu.lab.mesure_memoire import predict as lab_predict
-from iteragpu.peaks import two_peaks
-from iteragpu.units import bytes_per, from_unit, gib, to_unit
-from iteragpu.weights import estimate_weights
+from iteragpu.core.allocator import ALLOCATOR_BLOCK_BYTES, predict_allocations
+from iteragpu.core.kv_cache import K_AND_V, KVCacheSpec
+from iteragpu.core.peaks import two_peaks
+from iteragpu.core.units import bytes_per, from_unit, gib, to_unit
+from iteragpu.core.weights import BITS_PER_BYTE, estimate_weights
+from iteragpu.gpus import catalog
 
 UNITS_WITH_BYTES = ("B", "GB", "GiB", "MiB")
 
@@ -261,13 +261,10 @@ def _card_sheet(card_id: str) -> WorkedExample:
 def _lab_prediction() -> WorkedExample:
     """The lab's `predict` for the guides' validation case, as the lab page states it."""
     batch, context, width, dtype = LAB_VALIDATION_CASE
-    prediction = lab_predict(batch, context, width, dtype)
-    model_load = prediction["phases"]["model_load"]
-    inputs = prediction["phases"]["inputs"]
-    estimate = prediction["weights_estimate"]
-    block = prediction["allocator"]["block_bytes"]
-    small = [t for t in model_load["tensors"] if t["raw_bytes"] < block]
-    (small_bytes,) = {t["raw_bytes"] for t in small}
+    prediction = predict_allocations(batch, context, width, dtype)
+    model_load, inputs = prediction.model_load, prediction.inputs
+    small = [t for t in model_load.tensors if t.raw_bytes < ALLOCATOR_BLOCK_BYTES]
+    (small_bytes,) = {t.raw_bytes for t in small}
     return WorkedExample(
         id="lab-predict-validation",
         title={"ko": "실습 검증 사례의 할당 예측", "id": "Prediksi alokasi kasus validasi lab"},
@@ -276,16 +273,16 @@ def _lab_prediction() -> WorkedExample:
             _in("batch", batch),
             _in("context", context),
             _in("width", width),
-            _in("parameters", estimate["parameters"]),
-            _in("bits", estimate["bits"]),
-            _in("block_bytes", block, "B"),
-            _out("model_load_raw_bytes", model_load["raw_bytes"], "B"),
+            _in("parameters", prediction.parameter_count),
+            _in("bits", BITS_PER_BYTE * prediction.element_size_bytes),
+            _in("block_bytes", ALLOCATOR_BLOCK_BYTES, "B"),
+            _out("model_load_raw_bytes", model_load.raw_bytes, "B"),
             _out("small_tensors", len(small)),
             _out("small_tensor_bytes", small_bytes, "B"),
-            _out("model_load_rounding_bytes", model_load["rounding_bytes"], "B"),
-            _out("model_load_allocated_bytes", model_load["allocated_bytes"], "B"),
-            _out("inputs_added_bytes", inputs["added_bytes"], "B"),
-            _out("inputs_allocated_bytes", inputs["allocated_bytes"], "B"),
+            _out("model_load_rounding_bytes", model_load.rounding_bytes, "B"),
+            _out("model_load_allocated_bytes", model_load.allocated_bytes, "B"),
+            _out("inputs_added_bytes", inputs.added_bytes, "B"),
+            _out("inputs_allocated_bytes", inputs.allocated_bytes, "B"),
         ),
     )
 

@@ -1,6 +1,6 @@
 // The browser sizer's pure functions against the Python core's answers.
 //
-//   python -m iteragpu.sizer_vectors > /tmp/vectors.json
+//   python -m iteragpu.docs_tools.sizer_vectors > /tmp/vectors.json
 //   python docs/hooks.py --sizer-data > /tmp/sizer-data.json        (optional, see below)
 //   ITERAGPU_SIZER_VECTORS=/tmp/vectors.json ITERAGPU_SIZER_DATA=/tmp/sizer-data.json \
 //     node --test tests/js/
@@ -20,7 +20,7 @@ const SCRIPT = join(ROOT, "src", "iteragpu", "web", "sizer.js");
 const require = createRequire(import.meta.url);
 const sizer = require(SCRIPT);
 
-// The Python message of each reason the sizer reports (iteragpu.parsing, sizer_vectors).
+// The Python message of each reason the sizer reports (iteragpu.core.numbers, sizer_vectors).
 const PYTHON_MESSAGES = {
   not_count: "must be a positive whole number such as 7e9 or 7B",
   not_number: "must be a finite number",
@@ -39,7 +39,7 @@ function loadVectors() {
   if (!path) {
     throw new Error(
       "ITERAGPU_SIZER_VECTORS is not set: write the vectors with " +
-        "`python -m iteragpu.sizer_vectors > FILE` and point it at FILE (or run `nox -s js`)"
+        "`python -m iteragpu.docs_tools.sizer_vectors > FILE` and point it at FILE (or run `nox -s js`)"
     );
   }
   return JSON.parse(readFileSync(path, "utf-8"));
@@ -64,7 +64,7 @@ function loadData() {
 const vectors = loadVectors();
 const data = loadData();
 const catalogFile = JSON.parse(
-  readFileSync(join(ROOT, "src", "iteragpu", "data", "gpu_catalog.json"), "utf-8")
+  readFileSync(join(ROOT, "src", "iteragpu", "gpus", "gpu_catalog.json"), "utf-8")
 );
 
 function pythonErrorMatches(error, field, reason) {
@@ -143,7 +143,7 @@ test("every vector's language texts are checked in both languages", () => {
   assert.deepEqual([...langs].sort(), Object.keys(data.symbols).sort());
 });
 
-test("counts parse like iteragpu.parsing.parse_count", () => {
+test("counts parse like iteragpu.core.numbers.parse_count", () => {
   const cases = {
     "7e9": 7000000000n,
     "7000000000": 7000000000n,
@@ -199,7 +199,7 @@ test("decimals parse like parse_positive and parse_non_negative", () => {
   });
 });
 
-test("every parse vector: the same value or the same reason as iteragpu.parsing", () => {
+test("every parse vector: the same value or the same reason as iteragpu.core.numbers", () => {
   assert.ok(vectors.parse.length >= 100, `${vectors.parse.length} parse vectors`);
   const parsers = {
     count: sizer.parseCount,

@@ -13,8 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# Its folder is on sys.path, run as a script or collected by pytest (`pythonpath`).
 from lab_support import FakeBackend, FakeWorkload
 
 from iteragpu.lab import mesure_memoire as mm

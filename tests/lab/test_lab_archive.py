@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from iteragpu import lab_archive
+from iteragpu.docs_tools import lab_archive
 from iteragpu.lab import mesure_memoire as mm
 
 pytest.importorskip("jupytext")
@@ -166,7 +166,14 @@ def test_bad_source_date_epoch_is_one_line_and_exit_2(
     tmp_path: Path, name: str, value: str, needle: str, where: str
 ) -> None:
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "iteragpu.lab_archive", "--out", str(out), "--archive-only"]
+    command = [
+        sys.executable,
+        "-m",
+        "iteragpu.docs_tools.lab_archive",
+        "--out",
+        str(out),
+        "--archive-only",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
     if where == "environment":
         env["SOURCE_DATE_EPOCH"] = value
@@ -184,7 +191,10 @@ def test_bad_source_date_epoch_is_one_line_and_exit_2(
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "iteragpu.lab_archive"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "iteragpu.docs_tools.lab_archive"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "--out" in done.stderr
@@ -223,7 +233,7 @@ def test_build_downloads(tmp_path: Path) -> None:
 
 def test_command_line_entry_point(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "iteragpu.lab_archive", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "iteragpu.docs_tools.lab_archive", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         check=False,

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lab_support import notebook_code_cells, run_script
 
-from iteragpu import lab_archive
+from iteragpu.docs_tools import lab_archive
 from iteragpu.lab import mesure_memoire as mm
 
 nbformat = pytest.importorskip("nbformat")

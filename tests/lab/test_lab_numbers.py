@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lab_support import run_script
 
-from iteragpu import units
+from iteragpu.core import numbers
 from iteragpu.lab import mesure_memoire as mm
 
 
@@ -108,7 +108,7 @@ def test_exact_decimal_text_agrees_with_the_package(numerator: int, denominator:
     text = mm.exact_decimal_text(value)
     assert Fraction(Decimal(text)) == value
     assert "e" not in text.lower()
-    assert Fraction(Decimal(units.exact_decimal_text(value))) == value
+    assert Fraction(Decimal(numbers.exact_decimal_text(value))) == value
 
 
 def test_exact_decimal_text_refuses_a_repeating_decimal() -> None:

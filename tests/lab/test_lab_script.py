@@ -365,7 +365,7 @@ def test_readmes_and_pages_document_every_exit_code() -> None:
     repo = SCRIPT.parents[3]
     for lang in ("ko", "id"):
         text = (SCRIPT.parent / f"README.{lang}.md").read_text(encoding="utf-8")
-        page = (repo / "docs" / lang / "lab.md").read_text(encoding="utf-8")
+        page = (repo / "docs" / lang / "docs" / "lab.md").read_text(encoding="utf-8")
         for code in EXIT_CODES:
             assert f"| {code} |" in text, (lang, code)
             assert f"| `{code}` |" in page, (lang, code)

@@ -1,17 +1,73 @@
+"""The built site's fixtures: the site folder, a local http server on it, Debian's Chromium
+(launched as `iteragpu.docs_tools.chromium` says, like the benchmarks) and a fresh page."""
+
 from __future__ import annotations
 
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from iteragpu.docs_tools.chromium import CHROMIUM, CHROMIUM_ARGS
+from iteragpu.i18n.languages import CODES
+
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "site"
-LANGS = ("ko", "id")
+# The site under test: a built site named by ITERAGPU_SITE_DIR, else this tree's site/ (which
+# `nox -s site` builds before running these tests).
+SITE = Path(os.environ.get("ITERAGPU_SITE_DIR") or ROOT / "site")
+LANGS = CODES
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
 
 
 @pytest.fixture(scope="session")
 def site() -> Path:
-    """The built site (`nox -s site` builds it before running these tests)."""
-    if not (SITE / "ko" / "index.html").exists() or not (SITE / "id" / "index.html").exists():
-        pytest.fail("site/ is not built: run `nox -s site` (or `nox -s docs` first)")
+    """The built site: every language and the root page."""
+    missing = [lang for lang in LANGS if not (SITE / lang / "index.html").exists()]
+    if missing or not (SITE / "index.html").exists():
+        pytest.fail(
+            f"{SITE} is not a built site (missing: {', '.join(missing) or 'index.html'}): run "
+            "`nox -s site`, or build one with `python -m iteragpu.docs_tools.build_site "
+            "--site-dir DIR` and set ITERAGPU_SITE_DIR=DIR"
+        )
     return SITE
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():  # type: ignore[no-untyped-def]
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}: .ci/run installs Debian's chromium")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):  # type: ignore[no-untyped-def]
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
+    yield context.new_page()
+    context.close()

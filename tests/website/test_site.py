@@ -1,4 +1,4 @@
-"""The built bilingual site: same pages in both trees, languages, links, anchors and downloads."""
+"""The built site: the same pages in every language, languages, links, anchors and downloads."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import hashlib
 import json
 import re
 import zipfile
+from html import unescape
 from pathlib import Path
 
 import pytest
 
-from iteragpu.lab_archive import ARCHIVE_NAME, build_archive
+from iteragpu.docs_tools.lab_archive import ARCHIVE_NAME, build_archive
+from iteragpu.i18n.languages import SOURCE, language
 
 from .conftest import LANGS
 from .htmlindex import parse, resolve
@@ -24,9 +26,10 @@ def html_pages(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*.html") if p.name != "404.html"}
 
 
-def test_both_languages_hold_the_same_pages(site: Path) -> None:
-    ko, id_ = html_pages(site / "ko"), html_pages(site / "id")
-    assert ko == id_
+def test_every_language_holds_the_same_pages(site: Path) -> None:
+    source = html_pages(site / SOURCE)
+    for lang in LANGS:
+        assert html_pages(site / lang) == source, lang
     for page in (
         "index.html",
         "measurement/index.html",
@@ -35,7 +38,7 @@ def test_both_languages_hold_the_same_pages(site: Path) -> None:
         "notebook/index.html",
         "cli/index.html",
     ):
-        assert page in ko
+        assert page in source
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -44,9 +47,13 @@ def test_every_page_declares_its_language(site: Path, lang: str) -> None:
         assert parse(page).lang == lang, page
 
 
-def test_root_page_sends_readers_to_both_languages(site: Path) -> None:
+def test_root_page_sends_readers_to_every_language(site: Path) -> None:
     root = parse(site / "index.html")
-    assert {"ko/", "id/"} <= set(root.links)
+    assert root.lang == SOURCE
+    assert {f"{lang}/" for lang in LANGS} <= set(root.links)
+    html = (site / "index.html").read_text("utf-8")
+    for lang in LANGS:
+        assert f'hreflang="{lang}" lang="{lang}">{language(lang).name}</a>' in html
 
 
 def test_every_internal_link_anchor_and_download_resolves(site: Path) -> None:
@@ -82,28 +89,32 @@ def test_guides_keep_their_heading_anchors(site: Path, lang: str) -> None:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("guide", GUIDES)
-def test_language_switcher_lands_on_the_twin_page(site: Path, lang: str, guide: str) -> None:
-    page = site / lang / guide / "index.html"
-    other = "id" if lang == "ko" else "ko"
-    html = page.read_text("utf-8")
-    links = re.findall(r'<a href="([^"]+)" hreflang="(ko|id)"', html)
-    targets = {hreflang: resolve(site, page, href) for href, hreflang in links}
-    assert targets[other] is not None
-    assert targets[other][0] == (site / other / guide / "index.html").resolve()
+def test_language_switcher_lands_on_the_twin_page(site: Path, lang: str) -> None:
+    for page in sorted((site / lang).rglob("index.html")):
+        twin = page.relative_to(site / lang)
+        links = re.findall(r'<a href="([^"]+)" hreflang="([^"]+)"', page.read_text("utf-8"))
+        targets = {hreflang: resolve(site, page, href) for href, hreflang in links}
+        assert set(targets) == set(LANGS), page
+        for other, target in targets.items():
+            assert target is not None and target[0] == (site / other / twin).resolve(), page
+
+
+def _title(page: Path) -> str:
+    heading = re.search(r"<h1[^>]*>(.*?)</h1>", page.read_text("utf-8"), re.S)
+    assert heading, page
+    return _text(heading[1])
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_one_search_index_per_language(site: Path, lang: str) -> None:
     index = json.loads((site / lang / "search" / "search_index.json").read_text("utf-8"))
-    text = " ".join(doc["text"] for doc in index["docs"])
-    if lang == "ko":
-        assert index["config"]["lang"] == ["ko"]
-        assert "할당자" in text and "pemanasan" not in text
-    else:
-        assert index["config"]["lang"] == ["en"]  # lunr's default tokenizer
-        assert "stemmer" not in index["config"]["pipeline"]  # no English stemmer on Indonesian
-        assert "pemanasan" in text and "할당자" not in text
+    assert index["config"]["lang"] == [language(lang).search_lang]
+    if language(lang).search_lang != lang:  # no lunr pack: its default tokenizer, no stemmer
+        assert "stemmer" not in index["config"]["pipeline"]
+    titles = {doc["title"] for doc in index["docs"]}
+    for other in LANGS:
+        title = _title(site / other / "measurement" / "index.html")
+        assert (title in titles) == (other == lang), (other, title)
 
 
 def _archive_bytes(site: Path, lang: str) -> bytes:
@@ -128,17 +139,41 @@ def test_offered_archive_is_the_archive_built_and_its_hash_is_on_the_page(
     assert all(name.startswith("iteragpu-lab-v1/") for name in names)
 
 
+def _code_blocks(html: str) -> list[str]:
+    """The text of every highlighted code block of a page, in order."""
+    blocks = re.findall(r'<div class="[^"]*highlight"><pre>.*?<code>(.*?)</code>', html, re.S)
+    return [unescape(re.sub(r"<[^>]+>", "", block)).strip("\n") for block in blocks]
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_notebook_page_renders_without_outputs_and_offers_a_download(site: Path, lang: str) -> None:
+def test_notebook_page_shows_every_cell_and_offers_a_download(site: Path, lang: str) -> None:
     page = site / lang / "notebook" / "index.html"
     html = page.read_text("utf-8")
-    assert 'class="jp-OutputArea' not in html, "the notebook ships without outputs"
     button = re.search(r'download\s+href="([^"]+\.ipynb)"', html)
     assert button, "download button missing"
     resolved = resolve(site, page, button.group(1))
     assert resolved is not None and resolved[0].name == f"iteragpu_lab.{lang}.ipynb"
+    cells = json.loads(resolved[0].read_text("utf-8"))["cells"]
+    code = ["".join(cell["source"]).strip("\n") for cell in cells if cell["cell_type"] == "code"]
+    # Every code cell, in order, and nothing else: the notebook ships without outputs.
+    assert _code_blocks(html) == code
+    headings = [
+        line.lstrip("#").strip()
+        for cell in cells
+        if cell["cell_type"] == "markdown"
+        for line in "".join(cell["source"]).splitlines()
+        if line.startswith("#")
+    ]
+    shown = [_text(h) for h in re.findall(r"<h[1-6] id=[^>]*>(.*?)</h[1-6]>", html, re.S)]
+    assert headings and shown == headings
+    assert "jp-" not in html, "no JupyterLab markup or stylesheet"
     downloads = site / lang / "downloads"
     assert (downloads / f"iteragpu_lab.{lang}.ipynb").exists()
     assert (downloads / "mesure_memoire.py").read_bytes() == (
         Path(__file__).resolve().parents[2] / "src" / "iteragpu" / "lab" / "mesure_memoire.py"
     ).read_bytes()
+
+
+def _text(fragment: str) -> str:
+    """A heading's text: tags and the permalink's pilcrow removed."""
+    return unescape(re.sub(r"<[^>]+>", "", fragment)).rstrip("¶").strip()

@@ -1,6 +1,7 @@
 """The sizer page, built and in headless Chromium, against the Python core's answers.
 
-Every expected figure comes from `iteragpu.sizer_vectors.expected(query)`, never a literal.
+Every expected figure comes from `iteragpu.docs_tools.sizer_vectors.expected(query)`, never a
+literal.
 """
 
 from __future__ import annotations
@@ -14,23 +15,16 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 
-from iteragpu.messages import MESSAGES
-from iteragpu.sizer_vectors import CASES, DEFAULT_QUERY, TASKS, expected, vectors
+from iteragpu.docs_tools.sizer_vectors import CASES, DEFAULT_QUERY, TASKS, expected, vectors
+from iteragpu.i18n.messages import MESSAGES
 
-from . import test_browser
-from .conftest import LANGS, ROOT
-
-# test_browser.py's fixtures (a local http server on site/, Debian's Chromium, a fresh page).
-base_url = test_browser.base_url
-browser = test_browser.browser
-page = test_browser.page
-SCREENSHOTS = test_browser.SCREENSHOTS
+from .conftest import LANGS, ROOT, SCREENSHOTS
 
 OUTPUT_IDS = ("weights-gib", "range-gib", "kv-bytes", "kv-gib")
 SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"
-CATALOG = ROOT / "src" / "iteragpu" / "data" / "gpu_catalog.json"
+CATALOG = ROOT / "src" / "iteragpu" / "gpus" / "gpu_catalog.json"
 _DATA = re.compile(r'<script type="application/json" id="sizer-data">([^<]*)</script>')
-# The Python message of each reason the page reports (iteragpu.parsing, sizer_vectors).
+# The Python message of each reason the page reports (iteragpu.core.numbers, sizer_vectors).
 PYTHON_MESSAGES = {
     "not_count": "must be a positive whole number such as 7e9 or 7B",
     "not_number": "must be a finite number",
@@ -95,7 +89,7 @@ def test_the_page_loads_the_published_script(site: Path, lang: str) -> None:
     assert "sizer-data" not in (site / lang / "sizing" / "index.html").read_text("utf-8")
 
 
-# The memory reasons the page can show without a lab result (iteragpu.shortlist).
+# The memory reasons the page can show without a lab result (iteragpu.gpus.shortlist).
 REASONS_WITHOUT_EVIDENCE = (
     "declared_below_need",
     "nominal_not_proof",

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,9 +26,9 @@ from fractions import Fraction
 from types import FrameType
 from typing import IO, Any, Literal, NoReturn, NotRequired, Protocol, TypedDict
 
-# Modules that only `environment` and `measure` need (platform, subprocess, shutil, warnings,
-# importlib, ctypes, threading, secrets) are imported where they are used: the `iteragpu`
-# package imports this file for `dense_weight_bytes`, and its commands should not pay for them.
+# Modules that only some commands need (json, signal, unicodedata, platform, subprocess,
+# shutil, warnings, importlib, ctypes, threading, secrets) are imported where they are used:
+# `estimate` and `predict` should start about as fast as the interpreter (`nox -s bench`).
 
 BYTES_PER_GB = 10**9
 BYTES_PER_GIB = 2**30
@@ -127,7 +125,8 @@ NOT_PREDICTED = [
 def dense_weight_bytes(parameters: int, bits: int | Fraction) -> Fraction:
     """Bytes taken by `parameters` dense values of `bits` bits each (uniform storage).
 
-    This is the single source of the weights formula: the `iteragpu` package imports it.
+    A copy of `iteragpu.core.weights.dense_weight_bytes`, so that this script runs alone;
+    tests/test_formula_copies.py pins it to that original.
 
     >>> dense_weight_bytes(7_000_000_000, 16)
     Fraction(14000000000, 1)
@@ -161,10 +160,10 @@ class NumberError(ValueError):
 
 
 def _non_ascii_digit(text: str) -> str | None:
-    import unicodedata
-
     for char in text:
         if char.isdigit() and not ("0" <= char <= "9"):
+            import unicodedata
+
             name = unicodedata.name(char, "unnamed character")
             return f"U+{ord(char):04X} {name}"
     return None
@@ -185,7 +184,7 @@ def parse_number(text: str) -> Fraction:
         raise NumberError(f"not a number: {text!r} (expected e.g. 16, 4.5, 7e9 or 1_000)")
     whole = (match["whole"] or "").replace("_", "")
     fraction = (match["fraction"] or "").replace("_", "")
-    # Every digit counts, leading zeros included, as in the CLI (iteragpu.parsing).
+    # Every digit counts, leading zeros included, as in the CLI (iteragpu.core.numbers).
     if len(whole + fraction) > MAX_DIGITS:
         raise NumberError(f"too many digits in {text[:20]!r}...: at most {MAX_DIGITS} digits")
     exponent_text = (match["exponent"] or "0").replace("_", "")
@@ -1680,6 +1679,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_json(data: Any, stream: IO[str]) -> None:
+    import json
+
     stream.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -1875,6 +1876,8 @@ class InterruptSignals:
         self.deferred: int | None = None
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        import signal  # already loaded by __enter__: no import runs in the handler
+
         if self._deferring:
             self.deferred = signum
             return
@@ -1883,6 +1886,7 @@ class InterruptSignals:
         raise KeyboardInterrupt()
 
     def __enter__(self) -> InterruptSignals:
+        import signal
         import threading
 
         if threading.current_thread() is threading.main_thread():
@@ -1891,6 +1895,8 @@ class InterruptSignals:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        import signal
+
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
 
@@ -1977,6 +1983,9 @@ def cmd_measure(
     backend_factory: BackendFactory = torch_backend,
     clock: Callable[[], int] = time.perf_counter_ns,
 ) -> int:
+    import json
+    import signal
+
     check_output_path(args.output)  # before anything else, PyTorch included
     try:
         parse_device(args.device)

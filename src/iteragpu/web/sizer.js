@@ -6,14 +6,14 @@
  * that holds <script type="application/json" id="sizer-data">.
  *
  * Pure part: exact arithmetic on BigInt rationals, never floats, matching the Python package:
- *   parsing       iteragpu.parsing (parse_number, parse_count, parse_positive,
+ *   parsing       iteragpu.core.numbers (parse_number, parse_count, parse_positive,
  *                 parse_non_negative): the grammar shared by the CLI, the lab and this page
- *   weights       params x bits / 8, plus reserve x 2^30           (iteragpu.weights)
+ *   weights       params x bits / 8, plus reserve x 2^30           (iteragpu.core.weights)
  *   KV cache      2 x layers x kv_heads x head_dim x min(tokens, window)
- *                 x bytes_per_value x sequences                      (iteragpu.kv_cache)
- *   rounding      half up, away from zero                            (iteragpu.units.round_half_up)
- *   formatting    grouped, with the locale's symbols given by Babel  (iteragpu.formatting)
- *   short list    statuses, reasons and rank of iteragpu.shortlist.shortlist(need_gib, days)
+ *                 x bytes_per_value x sequences                      (iteragpu.core.kv_cache)
+ *   rounding      half up, away from zero             (iteragpu.core.numbers.round_half_up)
+ *   formatting    grouped, with the locale's symbols given by Babel  (iteragpu.i18n.numbers)
+ *   short list    statuses, reasons and rank of iteragpu.gpus.shortlist.shortlist(need_gib, days)
  *
  * DOM part: reads the state from the URL query, fills the form, recomputes on every input and
  * keeps the URL in step (history.replaceState). Every human text (labels, statuses, messages,
@@ -95,23 +95,23 @@
   var BYTES_PER_GIB = rational(1n << 30n);
   var BYTES_PER_GB = rational(10n ** 9n);
   var K_AND_V = 2n;
-  // Below this many bits per value a format is a quantized one (iteragpu.weights).
+  // Below this many bits per value a format is a quantized one (iteragpu.core.weights).
   var QUANTIZED_BELOW_BITS = rational(16n);
 
   // ------------------------------------------------------------------------------------------
-  // Parsing, as iteragpu.parsing does it. Each parser returns {ok: true, value} or
+  // Parsing, as iteragpu.core.numbers does it. Each parser returns {ok: true, value} or
   // {ok: false, reason}; the page holds one message per reason.
   // ------------------------------------------------------------------------------------------
 
   // Python's str.isspace() and re's \s: the characters str.strip() removes.
   var PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
   var STRIP = new RegExp("^[" + PY_SPACE + "]+|[" + PY_SPACE + "]+$", "g");
-  // iteragpu.parsing._COUNT
+  // iteragpu.core.numbers._COUNT
   var COUNT = new RegExp(
     "^[" + PY_SPACE + "]*([0-9_.eE+-]+)[" + PY_SPACE + "]*([KkMmBbGgTt])?[" + PY_SPACE + "]*$"
   );
   var COUNT_SUFFIXES = { K: 10n ** 3n, M: 10n ** 6n, B: 10n ** 9n, G: 10n ** 9n, T: 10n ** 12n };
-  // iteragpu.parsing._NUMBER: ASCII digits, `_` only between two digits, no NaN or infinity.
+  // iteragpu.core.numbers._NUMBER: ASCII digits, `_` only between two digits, no NaN or infinity.
   var DIGITS = "[0-9](?:_?[0-9])*";
   var NUMBER = new RegExp(
     "^([+-])?(?:(" + DIGITS + ")(?:\\.(" + DIGITS + ")?)?|\\.(" + DIGITS + "))" +
@@ -119,7 +119,7 @@
   );
   // Any decimal digit but 0-9 (Python's str.isdecimal()): refused, whatever the field.
   var NON_ASCII_DIGIT = /(?![0-9])\p{Nd}/u;
-  // iteragpu.parsing.MAX_DIGITS and MAX_EXPONENT: every value lies within 10^-100 and 10^100.
+  // iteragpu.core.numbers.MAX_DIGITS and MAX_EXPONENT: every value lies within 10^-100 and 10^100.
   var MAX_DIGITS = 50;
   var MAX_EXPONENT = 50n;
 
@@ -131,7 +131,7 @@
     return { ok: true, value: value };
   }
 
-  /** iteragpu.parsing.parse_number: the exact value of a number of the shared grammar. */
+  /** iteragpu.core.numbers.parse_number: the exact value of a number of the shared grammar. */
   function parseNumber(text) {
     text = String(text);
     if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
@@ -165,7 +165,7 @@
     return parsed;
   }
 
-  /** iteragpu.parsing.parse_count: a positive whole count, `7e9`, `7B`, `1.5B`, `70M`. */
+  /** iteragpu.core.numbers.parse_count: a positive whole count, `7e9`, `7B`, `1.5B`, `70M`. */
   function parseCount(text, maximum) {
     text = String(text);
     if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
@@ -181,14 +181,14 @@
     return counted.ok ? ok(value.n) : counted;
   }
 
-  /** iteragpu.parsing.parse_positive: bits, bytes per value. */
+  /** iteragpu.core.numbers.parse_positive: bits, bytes per value. */
   function parsePositive(text, maximum) {
     var parsed = parseNumber(text);
     if (!parsed.ok) return parsed;
     return parsed.value.n > 0n ? bounded(parsed, maximum) : fail("not_positive");
   }
 
-  /** iteragpu.parsing.parse_non_negative: a reserve. */
+  /** iteragpu.core.numbers.parse_non_negative: a reserve. */
   function parseNonNegative(text, maximum) {
     var parsed = parseNumber(text);
     if (!parsed.ok) return parsed;
@@ -223,7 +223,7 @@
   }
 
   // ------------------------------------------------------------------------------------------
-  // Rounding and formatting (iteragpu.units.round_half_up, iteragpu.formatting.format_number)
+  // Rounding and formatting (iteragpu.core.numbers.round_half_up, iteragpu.i18n.numbers.format_number)
   // ------------------------------------------------------------------------------------------
 
   /** |value| x 10^decimals rounded half up, and whether the rounded value is negative. */
@@ -265,7 +265,7 @@
   }
 
   // ------------------------------------------------------------------------------------------
-  // Catalog and short list (iteragpu.catalog, iteragpu.shortlist)
+  // Catalog and short list (iteragpu.gpus.catalog, iteragpu.gpus.shortlist)
   // ------------------------------------------------------------------------------------------
 
   var STATUS_ORDER = { fit: 0, check_needed: 1, excluded: 2 };
@@ -279,7 +279,7 @@
   /**
    * The cards of gpu_catalog.json with exact numbers: the nominal figure read as decimal GB (a
    * convention, not the card's memory) and the bytes a device declares, with the rounding of
-   * the tool that printed them (iteragpu.catalog.DeclaredMemory.bound_bytes).
+   * the tool that printed them (iteragpu.gpus.catalog.DeclaredMemory.bound_bytes).
    */
   function loadCatalog(raw) {
     return raw.cards.map(function (card) {
@@ -315,7 +315,7 @@
   }
 
   /**
-   * Memory without a lab run (iteragpu.shortlist): excluded only above the declared capacity
+   * Memory without a lab run (iteragpu.gpus.shortlist): excluded only above the declared capacity
    * and its rounding; otherwise check_needed, with the reason the nominal figure gives. The
    * nominal figure never excludes.
    */
@@ -340,7 +340,7 @@
    * Every card for a need of `needBytes` over `days` on `cards` cards. Package is `fit` when
    * the catalog lists one for the same days and cards, else `check_needed`; the overall status
    * is the worst. The page takes no lab result, so memory is never `fit` and, as in
-   * iteragpu.shortlist, a candidate not fit on every requirement gets no rank: those to review
+   * iteragpu.gpus.shortlist, a candidate not fit on every requirement gets no rank: those to review
    * come in catalogue order, then the excluded ones.
    */
   function shortlist(catalog, needBytes, days, cards) {
@@ -380,11 +380,11 @@
   }
 
   // ------------------------------------------------------------------------------------------
-  // The whole sizing, as iteragpu.sizer_vectors.expected() computes it
+  // The whole sizing, as iteragpu.docs_tools.sizer_vectors.expected() computes it
   // ------------------------------------------------------------------------------------------
 
   // Python's order of validation: the first error is the one the CLI would report.
-  // The largest value of each field, as the CLI bounds it (iteragpu.sizer_vectors.LIMITS).
+  // The largest value of each field, as the CLI bounds it (iteragpu.docs_tools.sizer_vectors.LIMITS).
   var LIMITS = {
     params: 10n ** 15n,
     bits: 64n,
@@ -493,7 +493,7 @@
     };
   }
 
-  /** A result in the shape of iteragpu.sizer_vectors.expected(), for every language given. */
+  /** A result in the shape of iteragpu.docs_tools.sizer_vectors.expected(), for every language given. */
   function describe(result, symbolsByLang) {
     if (!result.valid) {
       return { valid: false, field: result.field, reason: result.reason, errors: result.errors };

@@ -1,0 +1,164 @@
+"""The CLI's JSON objects (`--json`): byte counts as integers under `*_bytes` keys, derived units
+as exact decimal text under unit-suffixed keys (`*_gib`, `*_gb`), unknown values as null.
+
+Apart from the text views (`views`), so that `--json` loads neither the tables nor the message
+catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from iteragpu.core.numbers import exact_decimal_text
+from iteragpu.core.units import ceil_bytes, from_unit, gb, gib, to_unit
+from iteragpu.i18n.numbers import format_number
+
+if TYPE_CHECKING:
+    from iteragpu.core.kv_cache import KVCacheSpec
+    from iteragpu.core.quantity import Conversion
+    from iteragpu.core.weights import WeightsEstimate
+    from iteragpu.examples import Figure, WorkedExample
+    from iteragpu.gpus.catalog import Card
+    from iteragpu.gpus.shortlist import Candidate
+
+
+def _byte_fields(name: str, byte_count: Fraction, *units: str) -> dict[str, Any]:
+    """`name_bytes` (whole bytes, rounded up when the exact count is not whole),
+    `name_bytes_exact` (the exact count) and `name_<unit>` per unit, as exact decimal text."""
+    fields: dict[str, Any] = {
+        f"{name}_bytes": ceil_bytes(byte_count),
+        f"{name}_bytes_exact": exact_decimal_text(byte_count),
+    }
+    for unit in units:
+        fields[f"{name}_{unit.lower()}"] = exact_decimal_text(to_unit(byte_count, unit))
+    return fields
+
+
+def weights_json(e: WeightsEstimate) -> dict[str, Any]:
+    return {
+        "parameters": e.parameters,
+        "bits": exact_decimal_text(e.bits),
+        **_byte_fields("weights", e.weights_bytes, "GB", "GiB"),
+        "reserve_gib": exact_decimal_text(e.reserve_gib),
+        **_byte_fields("reserve", e.reserve_bytes),
+        **_byte_fields("total", e.total_bytes, "GB", "GiB"),
+        "quantization_not_counted": e.quantization_not_counted,
+    }
+
+
+def kv_json(spec: KVCacheSpec) -> dict[str, Any]:
+    return {
+        "layers": spec.layers,
+        "kv_heads": spec.kv_heads,
+        "head_dim": spec.head_dim,
+        "tokens": spec.tokens,
+        "tokens_kept": spec.tokens_kept,
+        "window": spec.window,
+        "static_max_tokens": spec.static_max_tokens,
+        "bytes_per_value": exact_decimal_text(spec.bytes_per_value),
+        "sequences": spec.sequences,
+        **_byte_fields("kv_cache", spec.kv_cache_bytes, "GB", "GiB"),
+    }
+
+
+def convert_json(c: Conversion) -> dict[str, Any]:
+    return {
+        "bytes": ceil_bytes(c.byte_count),
+        "bytes_exact": exact_decimal_text(c.byte_count),
+        "value": exact_decimal_text(c.value),
+        "unit": c.unit,
+    }
+
+
+def examples_list_json() -> dict[str, Any]:
+    from iteragpu.examples import registry
+
+    return {
+        "examples": [{"id": e.id, "title": e.title, "where": e.where} for e in registry().values()]
+    }
+
+
+def figure_json(f: Figure, lang: str) -> dict[str, Any]:
+    exact_bytes = f.exact_bytes
+    return {
+        "key": f.key,
+        "role": f.role,
+        "unit": f.unit,
+        "exact": exact_decimal_text(f.value),
+        "stated": format_number(f.value, f.decimals, lang),
+        "bytes": None if exact_bytes is None else ceil_bytes(exact_bytes),
+        "bytes_exact": None if exact_bytes is None else exact_decimal_text(exact_bytes),
+    }
+
+
+def example_json(e: WorkedExample, lang: str) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "title": e.title[lang],
+        "where": e.where,
+        "figures": [figure_json(f, lang) for f in e.figures],
+    }
+
+
+def _declared_source_json(card: Card) -> dict[str, Any] | None:
+    d = card.declared
+    if d is None:
+        return None
+    return {
+        "tool": d.tool,
+        "tool_version": d.tool_version,
+        "reported": d.reported,
+        "reported_unit": d.reported_unit,
+        "resolution_bytes": d.resolution_bytes,
+        "date": d.date,
+        "url": d.url,
+        "note": d.note,
+    }
+
+
+def _gib_text(byte_count: int | None) -> str | None:
+    return None if byte_count is None else exact_decimal_text(gib(byte_count))
+
+
+def _candidate_json(c: Candidate) -> dict[str, Any]:
+    nominal = c.card.nominal_memory_bytes
+    declared = c.card.declared_memory_bytes
+    return {
+        "rank": c.rank,
+        "card_id": c.card.id,
+        "name": c.card.name,
+        "status": str(c.status),
+        # The catalogue's figure read as decimal GB: a convention, not the card's memory.
+        "nominal_memory_gb": None if nominal is None else exact_decimal_text(gb(nominal)),
+        "nominal_memory_bytes": None if nominal is None else int(nominal),
+        "nominal_memory_source": c.card.nominal_memory_source,
+        "declared_memory_bytes": declared,
+        "declared_memory_gib": _gib_text(declared),
+        "declared_memory_source": _declared_source_json(c.card),
+        "effective_margin_bytes": c.effective_margin_bytes,
+        "effective_margin_gib": _gib_text(c.effective_margin_bytes),
+        "cost": None if c.cost is None else str(c.cost),
+        "currency": c.currency,
+        "package_days": None if c.package is None else c.package.days,
+        "package_cards": None if c.package is None else c.package.cards,
+        "price_date": None if c.package is None else c.package.price_date,
+        "price_source": None if c.package is None else c.package.source,
+        "requirements": [
+            {"name": r.name, "status": str(r.status), "reason": r.reason, **r.detail}
+            for r in c.requirements
+        ],
+    }
+
+
+def shortlist_json(
+    candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int
+) -> dict[str, Any]:
+    """`rank` is an integer only for candidates whose every requirement is fit, else null."""
+    return {
+        **_byte_fields("need", from_unit(need_gib, "GiB"), "GiB"),
+        "days": days,
+        "cards": cards,
+        "candidates": [_candidate_json(c) for c in candidates],
+    }

@@ -1,0 +1,99 @@
+"""KV cache of attention layers: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes
+per value x sequences.
+
+Uses the model's KV heads (not its query heads) and its declared head dimension (not hidden size
+divided by heads: some models differ). A sliding window keeps min(tokens, window); a static cache
+allocates its maximum length up front; a quantized cache may store a fractional byte per value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from iteragpu.core.units import gib
+
+K_AND_V = 2
+
+# Input bounds of the CLI and the sizer, far above any model and context of today, so that a
+# cache size always describes something: a value takes at most 8 bytes (64 bits).
+MAX_LAYERS = 10**4
+MAX_KV_HEADS = 10**4
+MAX_HEAD_DIM = 10**5
+MAX_TOKENS = 10**9  # also bounds --window and --static-max-tokens
+MAX_SEQUENCES = 10**6
+MAX_BYTES_PER_VALUE = 8
+
+
+@dataclass(frozen=True)
+class KVCacheSpec:
+    layers: int
+    kv_heads: int
+    head_dim: int
+    tokens: int
+    bytes_per_value: Fraction
+    sequences: int = 1
+    window: int | None = None
+    static_max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "kv_heads", "head_dim", "tokens", "sequences"):
+            _require_positive_int(name, getattr(self, name))
+        for name in ("window", "static_max_tokens"):
+            value = getattr(self, name)
+            if value is not None:
+                _require_positive_int(name, value)
+        if self.bytes_per_value <= 0:
+            raise ValueError(f"bytes per value must be positive, got {self.bytes_per_value}")
+        if self.static_max_tokens is not None and self.static_max_tokens < self.tokens:
+            raise ValueError(
+                f"a static cache of {self.static_max_tokens} tokens "
+                f"cannot hold {self.tokens} tokens"
+            )
+
+    @property
+    def tokens_kept(self) -> int:
+        """Tokens whose K and V are held per sequence."""
+        kept = self.tokens if self.static_max_tokens is None else self.static_max_tokens
+        return kept if self.window is None else min(kept, self.window)
+
+    @property
+    def kv_cache_bytes(self) -> Fraction:
+        return (
+            K_AND_V
+            * self.layers
+            * self.kv_heads
+            * self.head_dim
+            * self.tokens_kept
+            * Fraction(self.bytes_per_value)
+            * self.sequences
+        )
+
+    @property
+    def kv_cache_gib(self) -> Fraction:
+        return gib(self.kv_cache_bytes)
+
+
+def _require_positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name.replace('_', ' ')} must be a positive whole number, got {value!r}")
+
+
+def kv_cache_bytes(
+    layers: int,
+    kv_heads: int,
+    head_dim: int,
+    tokens: int,
+    bytes_per_value: int | Fraction,
+    sequences: int = 1,
+    window: int | None = None,
+) -> Fraction:
+    """Exact KV cache bytes of a uniform dense cache.
+
+    >>> kv_cache_bytes(32, 8, 128, 8192, 2)
+    Fraction(1073741824, 1)
+    """
+    spec = KVCacheSpec(
+        layers, kv_heads, head_dim, tokens, Fraction(bytes_per_value), sequences, window
+    )
+    return spec.kv_cache_bytes

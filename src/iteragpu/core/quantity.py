@@ -1,0 +1,108 @@
+"""Byte quantities such as `24e9 B`, `80 GB`, `143771 MiB` or `2 gibibytes`, read exactly.
+
+The number follows the shared grammar of `iteragpu.core.numbers`; the unit is a symbol or a
+long name of `iteragpu.core.units`. Memory comes in whole bits: a quantity that is not a whole
+number of bits is refused, and `convert` refuses a result that is not a whole number of bytes
+unless a bit unit is asked for. pint is not used to read anything: it is the independent
+cross-check of the figure checker and the tests (`iteragpu.docs_tools.pint_units`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from iteragpu.core.numbers import InputError, parse_number, shown
+from iteragpu.core.units import BIT_UNITS, BYTES_PER_UNIT, is_fraction_unit_name, unit_symbol
+
+_UNIT_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_ ")
+_KNOWN_UNITS = "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, bit, kb, Mb, Gb, Tb"
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """An exact byte count and its value in a unit."""
+
+    byte_count: Fraction
+    unit: str  # the unit's symbol
+    value: Fraction
+
+
+def resolve_unit(name: str) -> str:
+    """The symbol of a unit given by symbol or long name; one-line `InputError` otherwise.
+
+    >>> resolve_unit(" gibibytes "), resolve_unit("Gb")
+    ('GiB', 'Gb')
+    """
+    text = name.strip()
+    symbol = unit_symbol(text)
+    if symbol is not None:
+        return symbol
+    if is_fraction_unit_name(text):
+        raise InputError(
+            f"unit {shown(text)} is a fraction of a byte or a bit: memory comes in whole bits, "
+            f"so use a unit such as {_KNOWN_UNITS}",
+            "fraction_unit",
+        )
+    raise InputError(
+        f"unknown unit {shown(text)}: use a byte or bit unit such as {_KNOWN_UNITS}, "
+        "or its name (gibibyte, megabit)",
+        "unknown_unit",
+    )
+
+
+def parse_bytes(text: str) -> Fraction:
+    """Exact byte count of a quantity string, a whole number of bits; the unit defaults to B.
+
+    >>> parse_bytes("24e9 B")
+    Fraction(24000000000, 1)
+    >>> parse_bytes("2 GiB"), parse_bytes("1 bit")
+    (Fraction(2147483648, 1), Fraction(1, 8))
+    """
+    number_text, unit_text = _split_quantity(text.strip())
+    try:
+        value = parse_number(number_text, "quantity")
+    except InputError as error:
+        if error.reason != "not_number":
+            raise
+        raise InputError(
+            f"quantity must be a number and a byte unit such as '24e9 B' or '80 GB', "
+            f"got {shown(text)}",
+            "not_number",
+        ) from None
+    if value < 0:
+        raise InputError(f"quantity cannot be negative, got {shown(text)}", "negative")
+    byte_count = value * BYTES_PER_UNIT[resolve_unit(unit_text or "B")]
+    if (byte_count * 8).denominator != 1:
+        raise InputError(f"quantity is not a whole number of bits, got {shown(text)}", "not_whole")
+    return byte_count
+
+
+def convert(quantity: str, unit: str) -> Conversion:
+    """`quantity` expressed in `unit`, exactly; refused when not a whole number of bytes, or of
+    bits when `unit` is a bit unit.
+
+    >>> c = convert("24e9 B", "GiB")
+    >>> c.byte_count, c.value
+    (Fraction(24000000000, 1), Fraction(5859375, 262144))
+    """
+    byte_count = parse_bytes(quantity)
+    symbol = resolve_unit(unit)
+    if symbol not in BIT_UNITS and byte_count.denominator != 1:
+        raise InputError(
+            f"quantity {shown(quantity)} is not a whole number of bytes: convert it to a bit "
+            "unit (bit, kb, Mb, Gb) instead",
+            "not_whole",
+        )
+    return Conversion(byte_count, symbol, byte_count / BYTES_PER_UNIT[symbol])
+
+
+def _split_quantity(text: str) -> tuple[str, str]:
+    """(number, unit): the unit is the longest tail of letters, `_` and spaces that starts
+    with a letter. Scanned in one pass, so that no input can make the split slow."""
+    start = len(text)
+    while start > 0 and text[start - 1] in _UNIT_CHARACTERS:
+        start -= 1
+    while start < len(text) and not text[start].isalpha():
+        start += 1
+    return text[:start].rstrip(), text[start:]

@@ -1,0 +1,25 @@
+"""Build-time tools: outside the runtime import graph, behind the `docs-tools` extra.
+
+`figure_check` (every figure of every page), `sizer_vectors` (the browser sizer's test vectors),
+`lab_archive` (the lab's notebooks and archive), `number_symbols` (Babel's symbols cached for
+the runtime), `pint_units` (pint, the units' independent check), `chromium` (how the tests
+and benchmarks launch the browser), `build_site` (every language of the site, in one process;
+needs the `docs` extra too) and `notebook_page` (the lab notebook as a Markdown page). Nothing
+of the runtime package imports them.
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+EXTRA = "docs-tools"
+
+
+def require_extra(*modules: str) -> None:
+    """Refuse to load a tool whose third-party modules are missing, naming the extra."""
+    missing = [name for name in modules if find_spec(name) is None]
+    if missing:
+        raise ModuleNotFoundError(
+            f"iteragpu.docs_tools needs the {EXTRA!r} extra (missing: {', '.join(missing)}): "
+            f"pip install 'iteragpu[{EXTRA}]'"
+        )

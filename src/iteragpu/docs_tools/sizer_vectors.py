@@ -1,0 +1,290 @@
+"""Test vectors for the browser sizer: the Python core's answers that the JavaScript must match.
+
+    python -m iteragpu.docs_tools.sizer_vectors > vectors.json
+
+Each case is a sizer URL query and, per language, the exact texts the page must show.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from random import Random
+from typing import Any
+
+from iteragpu.core import kv_cache, weights
+from iteragpu.core.kv_cache import KVCacheSpec
+from iteragpu.core.numbers import (
+    MAX_DIGITS,
+    MAX_EXPONENT,
+    InputError,
+    parse_count,
+    parse_non_negative,
+    parse_positive,
+)
+from iteragpu.core.units import gib
+from iteragpu.core.weights import estimate_weights
+from iteragpu.gpus.catalog import load_catalog
+from iteragpu.gpus.shortlist import Candidate, shortlist
+from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.numbers import format_number
+
+# The sizer's defaults: the sizing guide's worked example and the measurement guide's KV cache.
+DEFAULT_QUERY = {
+    "params": "7e9",
+    "bits": "16",
+    "reserve_gib": "6",
+    "task": "inference",
+    "layers": "32",
+    "kv_heads": "8",
+    "head_dim": "128",
+    "tokens": "8192",
+    "bytes_per_value": "2",
+    "sequences": "1",
+    "window": "",
+    "days": "3",
+}
+TASKS = ("inference", "training", "adaptation")
+# The largest value each field takes, as the CLI bounds it (`sizer.js` holds the same LIMITS).
+LIMITS: dict[str, int] = {
+    "params": weights.MAX_PARAMETERS,
+    "bits": weights.MAX_BITS,
+    "reserve_gib": weights.MAX_RESERVE_GIB,
+    "layers": kv_cache.MAX_LAYERS,
+    "kv_heads": kv_cache.MAX_KV_HEADS,
+    "head_dim": kv_cache.MAX_HEAD_DIM,
+    "tokens": kv_cache.MAX_TOKENS,
+    "bytes_per_value": kv_cache.MAX_BYTES_PER_VALUE,
+    "sequences": kv_cache.MAX_SEQUENCES,
+    "window": kv_cache.MAX_TOKENS,
+}
+
+CASES: list[dict[str, str]] = [
+    {},
+    {"bits": "8"},
+    {"bits": "4"},
+    {"bits": "4.5", "reserve_gib": "0"},
+    {"params": "7B", "reserve_gib": "4"},
+    {"params": "1.5B", "bits": "16", "reserve_gib": "2.5"},
+    {"params": "70e9", "task": "training"},
+    {"params": "13000000001", "bits": "3", "reserve_gib": "0.25", "task": "adaptation"},
+    {"sequences": "4"},
+    {"window": "4096", "tokens": "32768"},
+    {"bytes_per_value": "0.5", "tokens": "3", "layers": "1", "kv_heads": "1", "head_dim": "1"},
+    {"layers": "80", "kv_heads": "8", "head_dim": "128", "tokens": "131072", "sequences": "16"},
+    {"days": "2"},
+    {"params": "40e9", "reserve_gib": "8"},
+    {"params": "-7e9"},
+    {"params": "0"},
+    {"bits": "nan"},
+    {"reserve_gib": "-1"},
+    {"tokens": "1e400"},
+    {"params": "seven"},
+    {"task": "dreaming"},
+    # The shared grammar and each field's bound, at and just past the edge.
+    {"params": "1e15", "reserve_gib": "1e6"},
+    {"bits": "64", "layers": "1e4", "kv_heads": "1e4", "head_dim": "1e5"},
+    {"tokens": "1e9", "window": "1e9", "sequences": "1e6", "bytes_per_value": "8"},
+    {"params": "1000000000000001"},
+    {"bits": "64.000001"},
+    {"reserve_gib": "1000000.5"},
+    {"layers": "10001"},
+    {"kv_heads": "1e4K"},
+    {"head_dim": "100001"},
+    {"tokens": "1.000000001e9"},
+    {"bytes_per_value": "8.5"},
+    {"sequences": "1e7"},
+    {"window": "2e9"},
+    {"bits": "\uff11\uff16"},
+    {"params": "\u0667e9"},
+    {"params": "1" * (MAX_DIGITS + 1)},
+    {"bits": "1e-20000000"},
+    {"reserve_gib": f"1e{MAX_EXPONENT + 1}"},
+    {"params": "7__000"},
+]
+
+
+def _bytes_text(value: Fraction, lang: str) -> str:
+    return format_number(value, 0 if value.denominator == 1 else 3, lang)
+
+
+def expected(query: dict[str, str]) -> dict[str, Any]:
+    """What the sizer shows for `query` (merged over the defaults), or which input is invalid."""
+    q = {**DEFAULT_QUERY, **query}
+    try:
+        if q["task"] not in TASKS:
+            raise InputError(f"task must be one of {', '.join(TASKS)}", "unknown_task")
+        estimate = estimate_weights(
+            _count(q, "params"), _positive(q, "bits"), _non_negative(q, "reserve_gib")
+        )
+        kv = KVCacheSpec(
+            layers=_count(q, "layers"),
+            kv_heads=_count(q, "kv_heads"),
+            head_dim=_count(q, "head_dim"),
+            tokens=_count(q, "tokens"),
+            bytes_per_value=_positive(q, "bytes_per_value"),
+            sequences=_count(q, "sequences"),
+            window=_count(q, "window") if q["window"] else None,
+        )
+        days = parse_count(q["days"], "days")
+    except (InputError, ValueError) as error:
+        return {"valid": False, "error": str(error)}
+    candidates = shortlist(estimate.total_gib, days)
+    return {
+        "valid": True,
+        "weights_bytes": _exact(estimate.weights_bytes),
+        "total_bytes": _exact(estimate.total_bytes),
+        "kv_cache_bytes": _exact(kv.kv_cache_bytes),
+        "quantization_not_counted": estimate.quantization_not_counted,
+        "text": {
+            lang: {
+                "weights-gib": format_number(estimate.weights_gib, 2, lang),
+                "range-gib": format_number(estimate.total_gib, 2, lang),
+                "kv-bytes": _bytes_text(kv.kv_cache_bytes, lang),
+                "kv-gib": format_number(kv.kv_cache_gib, 2, lang),
+            }
+            for lang in CODES
+        },
+        "candidates": [_candidate(c) for c in candidates],
+    }
+
+
+def _candidate(c: Candidate) -> dict[str, Any]:
+    """A short-list row: rank (null unless every requirement is fit), statuses and reasons."""
+    declared = c.card.declared_memory_bytes
+    return {
+        "card_id": c.card.id,
+        "rank": c.rank,
+        "status": str(c.status),
+        "requirements": {r.name: str(r.status) for r in c.requirements},
+        "reasons": {r.name: r.reason for r in c.requirements},
+        "declared_text": {
+            lang: format_number(gib(declared), 2, lang) for lang in CODES if declared is not None
+        },
+    }
+
+
+def _count(query: dict[str, str], field: str) -> int:
+    return parse_count(query[field], field, maximum=LIMITS.get(field))
+
+
+def _positive(query: dict[str, str], field: str) -> Fraction:
+    return parse_positive(query[field], field, maximum=LIMITS.get(field))
+
+
+def _non_negative(query: dict[str, str], field: str) -> Fraction:
+    return parse_non_negative(query[field], field, maximum=LIMITS.get(field))
+
+
+def _exact(value: Fraction) -> str:
+    """Exact value as `numerator/denominator` (or an integer) for BigInt comparison."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{value.numerator}/{value.denominator}"
+
+
+# Texts for the three parsers, edge by edge: the grammar's every rule and bound.
+PARSE_TEXTS: tuple[str, ...] = (
+    *("7e9", "7000000000", "7B", "1.5B", "70M", " 7 b ", "0.5K", "1e3k", "1_000", "7EB"),
+    *("16", "4.5", "0.5", ".5", "1.", "1.e1", "+5", "-0", "-1", "0", "-1.5", "-7e9"),
+    *("\u00a04.5\u3000", "1E5", "1e+5", "1e-5", "1_0.0_1e1_0", "0e999999999999", "1e4K"),
+    *("", " ", ".", "e1", "1e", "4,5", "0x10", "1__0", "_1", "1_", "1_.5", "1._5", "1e_5"),
+    *("nan", "NaN", "inf", "-Infinity", "seven", "1 000", "++1", "1e5.5", "\u00b2"),
+    *("\uff11\uff16", "\u0661\u0662", "\u0663", "7\u0660", "\U0001d7d8", "1e\u0665"),
+    *("1" * MAX_DIGITS, "1" * (MAX_DIGITS + 1), "0." + "0" * (MAX_DIGITS - 1) + "1"),
+    *("0." + "0" * MAX_DIGITS + "1", "9" * 5000, "1e" + "9" * 5000, "0" * 51 + "1"),
+    *(f"1e{MAX_EXPONENT}", f"1e{MAX_EXPONENT + 1}", f"1e-{MAX_EXPONENT}", "1e-20000000"),
+    *(f"1e-{MAX_EXPONENT + 1}", f"1e0{MAX_EXPONENT}", "1e400", "1e99999", "1e0000000000050"),
+)
+
+
+def _parse_result(parse: Any, text: str) -> dict[str, Any]:
+    try:
+        return {"ok": True, "value": _exact(Fraction(parse(text, "x")))}
+    except InputError as error:
+        return {"ok": False, "reason": error.reason}
+
+
+def parse_vectors() -> list[dict[str, Any]]:
+    """Each text through parse_count, parse_positive and parse_non_negative: value or reason."""
+    random = Random(20240601)  # seeded: the same vectors on every run
+    alphabet = "0123456789" * 2 + "_.eE+-kMB \u0663"
+    generated = ("".join(random.choices(alphabet, k=random.randint(1, 9))) for _ in range(400))
+    return [
+        {
+            "text": text,
+            "count": _parse_result(parse_count, text),
+            "positive": _parse_result(parse_positive, text),
+            "non_negative": _parse_result(parse_non_negative, text),
+        }
+        for text in (*PARSE_TEXTS, *generated)
+    ]
+
+
+def _decimal(random: Random, low: int, high: int, decimals: int) -> str:
+    """A decimal text in [low, high) with `decimals` places."""
+    whole = str(random.randrange(low, high))
+    return whole if decimals == 0 else f"{whole}.{random.randrange(10**decimals):0{decimals}d}"
+
+
+def _boundary_queries() -> list[dict[str, str]]:
+    """Needs of exactly N bytes (N parameters at 8 bits, no reserve) around each card's edges:
+    its nominal figure read as decimal GB and its declared capacity plus the tool's rounding."""
+    queries = []
+    for card in load_catalog():
+        edges = []
+        if card.nominal_memory_bytes is not None:
+            edges.append(int(card.nominal_memory_bytes))
+        if card.declared is not None:
+            edges.append(card.declared.bound_bytes)
+        for edge in edges:
+            for need in (edge - 1, edge, edge + 1):
+                queries.append({"params": str(need), "bits": "8", "reserve_gib": "0"})
+    return queries
+
+
+def generated_queries(count: int = 160) -> list[dict[str, str]]:
+    """Seeded random queries over weights, KV cache and short list, plus every card's edges, so
+    that a changed constant in sizer.js changes some answer."""
+    random = Random(20240917)  # seeded: the same vectors on every run
+    bits = ("16", "15.999", "8", "4", "4.5", "3", "2.5", "32", "1")
+    queries = _boundary_queries()
+    for _ in range(count):
+        queries.append(
+            {
+                # Log-uniform from 10^8 to 10^11 parameters: needs from MiB to hundreds of GiB.
+                "params": str(int(10 ** random.uniform(8, 11))),
+                "bits": random.choice((*bits, _decimal(random, 1, 64, 3))),
+                "reserve_gib": _decimal(random, 0, 17, random.choice((0, 1, 2, 3))),
+                "layers": str(random.randrange(1, 129)),
+                "kv_heads": str(random.randrange(1, 65)),
+                "head_dim": str(random.choice((64, 80, 96, 128, 256))),
+                "tokens": str(random.randrange(1, 262_145)),
+                "bytes_per_value": random.choice(("2", "1", "0.5", "4", "1.125")),
+                "sequences": str(random.randrange(1, 33)),
+                "window": random.choice(("", str(random.randrange(1, 65_537)))),
+                "days": str(random.choice((1, 2, 3, 3, 7))),
+            }
+        )
+    return queries
+
+
+def vectors() -> dict[str, Any]:
+    return {
+        "defaults": DEFAULT_QUERY,
+        "limits": {field: str(limit) for field, limit in LIMITS.items()},
+        "cases": [{"query": query, "expected": expected(query)} for query in CASES],
+        "generated": [{"query": q, "expected": expected(q)} for q in generated_queries()],
+        "parse": parse_vectors(),
+    }
+
+
+def main() -> int:
+    json.dump(vectors(), sys.stdout, ensure_ascii=False, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

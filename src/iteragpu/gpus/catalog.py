@@ -1,0 +1,146 @@
+"""The GPU catalog: nominal and declared capacities of each card, and rental packages.
+
+Three capacities are never mixed:
+
+- nominal: the figure a catalogue states ("24 GB"). By the sizing guide's convention it is read
+  as decimal GB (10^9 B). That is a way of reading the label, not the card's memory, and it
+  proves nothing either way about a load.
+- declared: the bytes a device reports (`nvidia-smi`, `torch.cuda.get_device_properties`),
+  taken from a dated public output. The memory a process can ever reserve on that device is
+  below it, so a need above it cannot fit.
+- usable: what a process actually gets, known only from a run on the device (`evidence`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from iteragpu.core.units import from_unit
+
+
+@dataclass(frozen=True)
+class RentalPackage:
+    cards: int
+    days: int
+    price: Decimal
+    currency: str
+    price_date: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class DeclaredMemory:
+    """What one public output of a tool showed for the card's total memory."""
+
+    bytes: int
+    tool: str
+    tool_version: str | None
+    reported: int  # the figure as the tool printed it, in `reported_unit`
+    reported_unit: str
+    resolution_bytes: int  # the tool rounds to this many bytes (1 MiB for nvidia-smi)
+    date: str
+    url: str
+    note: str
+
+    @property
+    def bound_bytes(self) -> int:
+        """No process on the card can hold this many bytes: the figure plus its rounding."""
+        return self.bytes + self.resolution_bytes
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    name: str
+    nominal_memory_gb: int | None
+    nominal_memory_source: str
+    packages: tuple[RentalPackage, ...]
+    declared: DeclaredMemory | None = None
+    device_names: tuple[str, ...] = ()  # the names a device of this model reports
+
+    @property
+    def nominal_memory_bytes(self) -> Fraction | None:
+        """The nominal figure read as decimal GB: a convention, not the card's memory."""
+        if self.nominal_memory_gb is None:
+            return None
+        return from_unit(self.nominal_memory_gb, "GB")
+
+    @property
+    def declared_memory_bytes(self) -> int | None:
+        return None if self.declared is None else self.declared.bytes
+
+    def is_device(self, device_name: str) -> bool:
+        """Whether a device that reports `device_name` is this card model (exact, any case)."""
+        wanted = _normalized(device_name)
+        return any(_normalized(name) == wanted for name in self.device_names)
+
+
+def _normalized(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _declared(raw: dict[str, Any] | None, declared_bytes: int | None) -> DeclaredMemory | None:
+    if raw is None or declared_bytes is None:
+        if raw is not None or declared_bytes is not None:
+            raise ValueError("declared_memory_bytes and declared_memory_source go together")
+        return None
+    return DeclaredMemory(
+        bytes=declared_bytes,
+        tool=raw["tool"],
+        tool_version=raw["tool_version"],
+        reported=raw["reported"],
+        reported_unit=raw["reported_unit"],
+        resolution_bytes=raw["resolution_bytes"],
+        date=raw["date"],
+        url=raw["url"],
+        note=raw["note"],
+    )
+
+
+CATALOG_FILE = "gpu_catalog.json"  # beside this module; the sizer page embeds it as it is
+
+
+def catalog_text() -> str:
+    """The catalogue file's text, as the CLI reads it and the sizer page embeds it."""
+    return resources.files("iteragpu.gpus").joinpath(CATALOG_FILE).read_text("utf-8")
+
+
+@cache
+def load_catalog() -> tuple[Card, ...]:
+    """The cards of `gpu_catalog.json`, in file order."""
+    raw = json.loads(catalog_text())
+    return tuple(
+        Card(
+            id=card["id"],
+            name=card["name"],
+            nominal_memory_gb=card["nominal_memory_gb"],
+            nominal_memory_source=card["nominal_memory_source"],
+            packages=tuple(
+                RentalPackage(
+                    cards=p["cards"],
+                    days=p["days"],
+                    price=Decimal(p["price"]),
+                    currency=p["currency"],
+                    price_date=p["price_date"],
+                    source=p["source"],
+                )
+                for p in card["packages"]
+            ),
+            declared=_declared(card["declared_memory_source"], card["declared_memory_bytes"]),
+            device_names=tuple(card["device_names"]),
+        )
+        for card in raw["cards"]
+    )
+
+
+def card(card_id: str) -> Card:
+    for candidate in load_catalog():
+        if candidate.id == card_id:
+            return candidate
+    raise KeyError(f"no card {card_id!r} in the catalog")

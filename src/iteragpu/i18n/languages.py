@@ -1,0 +1,45 @@
+"""The one list of the project's languages. Adding a language is one entry here, plus its pages
+(`docs/<code>/`), its message catalogue and its lab README; everything else follows this list.
+
+Kept free of imports beyond the standard library: the CLI reads it at start-up, the site build,
+the figure checker and the tests read it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final, NamedTuple
+
+
+class Language(NamedTuple):
+    """One language (a NamedTuple: the CLI reads the list at every start, and creating a
+    dataclass costs about a millisecond there)."""
+
+    code: str
+    """BCP 47 code, also the Babel locale, the `--lang` value and the site's folder."""
+    name: str
+    """The language's own name, as the language switcher shows it."""
+    search_lang: str
+    """lunr language of the site search (lunr has no Indonesian pack: `en`, no stemmer)."""
+    number_words: Mapping[str, int] = MappingProxyType({})
+    """Words that multiply a figure written in prose (억, miliar), for the figure checker."""
+
+
+LANGUAGES: Final[tuple[Language, ...]] = (
+    Language("ko", "한국어", "ko", {"억": 10**8, "만": 10**4}),
+    Language("id", "Bahasa Indonesia", "en", {"miliar": 10**9, "juta": 10**6}),
+)
+"""Every language, the source language first (translations are checked against it)."""
+
+CODES: Final[tuple[str, ...]] = tuple(language.code for language in LANGUAGES)
+SOURCE: Final[str] = CODES[0]
+"""The language other translations keep the structure of; also the default."""
+
+
+def language(code: str) -> Language:
+    """The entry for `code`; KeyError naming the known codes otherwise."""
+    for candidate in LANGUAGES:
+        if candidate.code == code:
+            return candidate
+    raise KeyError(f"unknown language {code!r}; known: {', '.join(CODES)}")

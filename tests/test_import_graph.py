@@ -1,0 +1,139 @@
+"""The package's layers, read from its imports: the core on the ground floor, the lab and the
+build tools as leaves, and no cycle (CONTRIBUTING.md draws the same graph).
+
+Every `import` of every module of src/iteragpu counts, those inside functions included: a lazy
+import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import iteragpu
+
+PACKAGE = Path(iteragpu.__file__).resolve().parent
+ROOT_MODULES = ("iteragpu", "iteragpu.__main__")
+# Each layer and the layers it may import (a layer may always import itself). The root package
+# and `python -m iteragpu` hold only the version and the entry point.
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "gpus": {"core"},
+    "i18n": {"core"},
+    "examples": {"core", "gpus"},
+    "cli": {"core", "gpus", "i18n", "examples", "root"},
+    "lab": set(),  # the standalone script: it runs alone, from the archive
+    "docs_tools": {"core", "gpus", "i18n", "examples", "lab", "root"},
+    "root": {"cli"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer(module: str) -> str:
+    if module in ROOT_MODULES:
+        return "root"
+    return module.split(".")[1]
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(module: str, path: Path, known: set[str]) -> Iterator[str]:
+    """The package's modules that `module` imports (`from A import B` counts A, and A.B when
+    B is a module)."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for name in names:
+            if name in known:
+                yield name
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    known = set(found)
+    return {module: set(imported(module, path, known)) - {module} for module, path in found.items()}
+
+
+GRAPH = graph()
+EDGES = sorted((a, b) for a, targets in GRAPH.items() for b in targets)
+
+
+def test_the_graph_reads_every_layer() -> None:
+    assert {layer(module) for module in GRAPH} == set(ALLOWED)
+    assert ("iteragpu.cli.app", "iteragpu.core.weights") in EDGES  # a lazy import counts
+    assert len(EDGES) > 30
+
+
+def test_the_core_imports_nothing_of_the_package_outside_the_core() -> None:
+    outside = [(a, b) for a, b in EDGES if layer(a) == "core" and layer(b) != "core"]
+    assert outside == []
+
+
+def test_nothing_outside_the_build_tools_imports_them() -> None:
+    assert [(a, b) for a, b in EDGES if layer(b) == "docs_tools" != layer(a)] == []
+
+
+def test_only_the_build_tools_import_the_lab() -> None:
+    assert [
+        (a, b) for a, b in EDGES if layer(b) == "lab" and layer(a) not in ("lab", "docs_tools")
+    ] == []
+    # The lab itself is a leaf: it runs alone from the archive, importing nothing of ours.
+    assert [(a, b) for a, b in EDGES if layer(a) == "lab"] == []
+
+
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_each_layer_imports_only_the_layers_below_it(name: str) -> None:
+    allowed = ALLOWED[name] | {name}
+    assert [(a, b) for a, b in EDGES if layer(a) == name and layer(b) not in allowed] == []
+
+
+def test_no_import_cycle() -> None:
+    cycles = []
+    state: dict[str, str] = {}  # "open" while on the path, "done" once explored
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(GRAPH[module]):
+            if state.get(target) == "open":
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = "done"
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
+
+
+def test_a_cycle_or_a_wrong_layer_would_be_seen(tmp_path: Path) -> None:
+    """The reader finds relative, aliased and function-level imports (what a mistake looks like)."""
+    source = tmp_path / "units.py"
+    source.write_text(
+        "def f():\n    from ..lab import mesure_memoire as mm\n    import iteragpu.cli.app\n",
+        "utf-8",
+    )
+    known = {"iteragpu.lab", "iteragpu.lab.mesure_memoire", "iteragpu.cli.app"}
+    assert set(imported("iteragpu.core.units", source, known)) == known
