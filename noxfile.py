@@ -12,13 +12,15 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "js", "lab_torch", "site"]
+nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
 # The CPU build of PyTorch available on the project's machines; an unpinned `torch` would pull
 # a CUDA build of several GB.
 TORCH = "torch==2.13.0"
+# The Transformers whose cache semantics `iteragpu.models` states (tests/models pins it too).
+TRANSFORMERS = "transformers==5.24.0"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
 # Where the site will be served; override for a deployment (the 404 page and sitemaps use it).
 SITE_BASE_URL = os.environ.get("ITERAGPU_BASE_URL", f"http://{SERVE_ADDRESS[0]}:{SERVE_ADDRESS[1]}")
@@ -39,7 +41,9 @@ def tests(session: nox.Session) -> None:
     alone in a fresh venv (no torch, no site)."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
-    session.run("pytest", "-m", "not torch and not site and not browser", *session.posargs)
+    # Transformers' tests run in `models`, with torch and transformers pinned.
+    selection = "not torch and not transformers and not site and not browser"
+    session.run("pytest", "-m", selection, *session.posargs)
 
 
 @nox.session
@@ -72,22 +76,35 @@ def js(session: nox.Session) -> None:
 
 @nox.session
 def lab_torch(session: nox.Session) -> None:
-    """The lab script with PyTorch (CPU build) installed: no GPU, so `measure` must refuse."""
+    """The lab with PyTorch (CPU build) installed: no GPU, so `measure` must refuse, and both
+    notebooks run to the end headless ("Run All"), saying in their language why they cannot
+    measure."""
     session.install(TORCH, "-e", ".[test]")
     session.run("pytest", "-m", "torch", "tests/lab", *session.posargs)
 
 
+@nox.session
+def models(session: nox.Session) -> None:
+    """The model reader against the real thing: small models of each family built with
+    Transformers on torch's CPU build, their KV cache and weights compared byte for byte."""
+    session.install(TORCH, TRANSFORMERS, "-e", ".[test]")
+    session.run("pytest", "-m", "transformers", "tests/models", *session.posargs)
+
+
 @nox.session(default=False)
 def gpu(session: nox.Session) -> None:
-    """The lab on a real GPU, in under 2 minutes: measure against predict, exit codes, and the
-    expandable_segments and cudaMallocAsync allocators (reported). `nox -s gpu -- FOLDER` writes
-    the result files to FOLDER (default: a new folder under .nox/gpu/tmp)."""
+    """The lab on a real GPU, in under 3 minutes: measure against predict, exit codes, and the
+    expandable_segments and cudaMallocAsync allocators (reported); then both notebooks run
+    headless on the GPU, in their language. `nox -s gpu -- FOLDER` writes the result files to
+    FOLDER (default: a new folder under .nox/gpu/tmp)."""
     # On a GPU machine, PyPI's torch==2.13.0 for Linux is a CUDA build; nvidia-ml-py lets the
     # environment report list every GPU through NVML without creating CUDA contexts.
     session.install(TORCH, "nvidia-ml-py")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     folder = session.posargs[:1] or [str(Path(session.create_tmp()) / f"gpu-results-{stamp}")]
     session.run("python", "tests/gpu/lab_gpu_check.py", *folder, *session.posargs[1:])
+    session.install("-e", ".[test]")  # the notebooks are built from their source, then run
+    session.run("pytest", "-m", "torch", "tests/lab/test_lab_notebook.py", "-k", "on_a_gpu")
 
 
 def _build_site(session: nox.Session) -> None:
@@ -118,7 +135,7 @@ def docs(session: nox.Session) -> None:
 def site(session: nox.Session) -> None:
     """Build the site, then test it: pages, links, downloads, and headless Chromium."""
     _build_site(session)
-    session.install("-e", ".[test,docs]", "playwright")
+    session.install("-e", ".[test,docs,browser]")
     session.run("pytest", "-m", "site or browser", *session.posargs)
 
 
@@ -127,8 +144,18 @@ def serve(session: nox.Session) -> None:
     """Build the whole site and serve it at http://127.0.0.1:8000/ (Ctrl+C stops)."""
     _build_site(session)
     host, port = SERVE_ADDRESS
-    session.log(f"Serving http://{host}:{port}/ (one folder per language)")
-    session.run("python", "-m", "http.server", port, "--bind", host, "--directory", str(SITE))
+    # http.server, with UTF-8 text types (the lab READMEs) and each language's 404 page.
+    session.run(
+        "python",
+        "-m",
+        "iteragpu.docs_tools.serve",
+        "--site-dir",
+        str(SITE),
+        "--bind",
+        host,
+        "--port",
+        port,
+    )
 
 
 @nox.session(default=False)
@@ -141,11 +168,14 @@ def archive(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Speed and size figures, as ratios: the site build against a plain Material build of the
-    same pages; CLI start-up against `import typer`; the browser sizer's recompute against one
+    same pages; CLI start-up against `import typer`; reading a ~100 GB model's headers and the
+    largest accepted lab result (each under 1 s); the browser sizer's recompute against one
     frame (16 ms) and its script size (needs Chromium)."""
-    session.install("-e", ".[docs]", "playwright")
+    session.install("-e", ".[docs,browser]")
     session.run("python", "benchmarks/site_build_bench.py", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("python", "benchmarks/cli_startup.py", *session.posargs)
+    session.run("python", "benchmarks/model_headers_bench.py")
+    session.run("python", "benchmarks/evidence_bench.py")
     _build_site(session)  # the sizer bench measures the pages this tree builds
     session.run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))
 

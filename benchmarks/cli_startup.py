@@ -1,11 +1,13 @@
 """Start-up cost of the CLI and of the lab's `estimate`, as ratios (measured, never failing).
 
-- `iteragpu weights ...`, text and `--json`, against `python -c "import typer"` (goal: 1.2);
+- `iteragpu weights ...`, text and `--json`, against `python -c "import typer"` (goal: 1.2), in
+  the source language and in Indonesian (a second catalogue, the decimal comma);
 - `python -m iteragpu.lab.mesure_memoire estimate ...` against `python -c pass` (goal: 2.5).
 
 Every command runs once per round, alternately, over many rounds; the medians give the ratios,
 all from one run, with the project's bytecode compiled first (as an installed package has it).
-A benchmark, not a test: machines differ, so it reports and never fails on time.
+A benchmark, not a test: machines differ, so it reports and never fails on time. It prints the
+machine's load average before and after: on a busy machine the ratios mean little.
 
     python benchmarks/cli_startup.py [--rounds 21]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import shutil
 import statistics
 import subprocess
@@ -53,6 +56,12 @@ def cases(cli: str) -> list[Case]:
         Case(bare, [python, "-c", "pass"], bare, None),
         Case("iteragpu weights --params 7e9 --bits 16 --reserve-gib 4", weights, typer, CLI_GOAL),
         Case("  ... --json", [*weights, "--json"], typer, CLI_GOAL),
+        Case(
+            "  ... --lang id (--bits 16 --reserve-gib 4,5)",
+            [*weights[:-1], "4,5", "--lang", "id"],
+            typer,
+            None,
+        ),
         Case(
             "iteragpu convert '2 gibibytes' MiB",
             [cli, "convert", "2 gibibytes", "MiB"],
@@ -97,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     # PYTHONDONTWRITEBYTECODE=1 would recompile iteragpu at every run, which no user pays.
     compileall.compile_dir(Path(iteragpu.__file__).parent, quiet=1)
     measured = cases(cli)
+    print(f"load average before: {_load()}")
     for case in measured:
         _seconds(case.command)  # warm the file cache
     times: dict[str, list[float]] = {case.label: [] for case in measured}
@@ -115,7 +125,16 @@ def main(argv: list[str] | None = None) -> int:
                 verdict = "ok" if ratio <= case.goal else "over goal"
                 line += f"  goal <= {case.goal}  {verdict}"
         print(line)
+    print(f"load average after: {_load()} (on {os.cpu_count()} CPUs)")
     return 0
+
+
+def _load() -> str:
+    """The 1, 5 and 15-minute load averages, where the system reports them."""
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@
   the theme's language, the search language, the language switcher (every language, each link
   landing on the current page's twin) and the language's address, `<site_url><code>/`;
   refuses to build the shared base itself;
+- puts the language's words for the site's chrome (`extra.chrome` of its mkdocs.yml: palette
+  toggles, permalinks, the 404 page, Material's words it says otherwise) where the theme shows
+  them, and refuses a language whose file lacks one of them;
+- gives each language a rendered page of its lab README (`lab/readme/`), beside the download;
 - publishes the lab downloads (archive, checksum, script, notebooks, READMEs, licence) under
   `downloads/`, built once per process by `iteragpu.docs_tools.build_site.lab_downloads`, so
   that every language of a site build ships the archive its lab page describes;
@@ -28,6 +32,7 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
@@ -42,6 +47,22 @@ from iteragpu.i18n.languages import CODES, LANGUAGES, Language, language
 from iteragpu.i18n.numbers import format_number
 
 DOWNLOADS_URL_DIR = "downloads"
+# The rendered lab README of the language (its Markdown is offered under downloads/ too).
+LAB_README_PAGE = "lab/readme.md"
+# The words every language's `extra.chrome` holds (docs/<code>/mkdocs.yml); `material` (Material's
+# own words this site says otherwise) is checked against the source language's by the tests.
+CHROME_KEYS = frozenset(
+    {
+        "dark_palette",
+        "light_palette",
+        "permalink",
+        "not_found_title",
+        "not_found_text",
+        "not_found_home",
+        "readme_source",
+        "material",
+    }
+)
 SIZER_SCRIPT_URL = "assets/sizer.js"
 # A GPU sheet's page, by card id (the worked-examples registry uses the same place).
 GPU_SHEET = "gpus/{card_id}.md"
@@ -80,7 +101,16 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     config.plugins["material/search"].config["lang"] = [lang.search_lang]
     if config.site_url and not _serving:
         config.site_url = f"{config.site_url}{lang.code}/"
-    # The switcher's links are set per page (on_page_context).
+    chrome = _chrome_of(config)
+    dark, light = config.theme["palette"]
+    dark["toggle"]["name"] = chrome["dark_palette"]
+    light["toggle"]["name"] = chrome["light_palette"]
+    config.mdx_configs["toc"]["permalink_title"] = chrome["permalink"]
+    # Every language's home page: the <link rel="alternate"> of every page, and the 404 page's
+    # switcher. Material fetches `sitemap.xml` beside each of these links to map pages across
+    # languages, so they must be the languages' roots (a twin page's address made it fetch
+    # `<twin>/sitemap.xml`, two 404s a page). The switcher of a page links its twin instead
+    # (`switcher`, on_page_context).
     config.extra["alternate"] = [
         {"name": other.name, "lang": other.code, "link": f"../{other.code}/"} for other in LANGUAGES
     ]
@@ -109,13 +139,45 @@ def _language_of(config: MkDocsConfig) -> Language:
         ) from None
 
 
+def _chrome_of(config: MkDocsConfig) -> dict[str, Any]:
+    chrome = config.extra.get("chrome")
+    missing = sorted(CHROME_KEYS - set(chrome or {}))
+    if missing:
+        raise PluginError(
+            f"{config.config_file_path}: extra.chrome lacks {', '.join(missing)}: every language "
+            "says the site's chrome in its own words (see the source language's mkdocs.yml)"
+        )
+    assert isinstance(chrome, dict)
+    return chrome
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
+    lang = _build["lang"]
     for name, content in sorted(_build["downloads"].items()):
         files.append(DownloadFile.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", content=content))
+    readme = f"README.{lang}.md"
+    files.append(File.generated(config, LAB_README_PAGE, content=_lab_readme_page(readme, config)))
     sizer_script = resources.files("iteragpu").joinpath("web/sizer.js").read_bytes()
     files.append(DownloadFile.generated(config, SIZER_SCRIPT_URL, content=sizer_script))
     _build["files"] = files
     return files
+
+
+def _lab_readme_page(readme: str, config: MkDocsConfig) -> str:
+    """The language's lab README as a page, ending with a link to its Markdown file."""
+    text = _build["downloads"][readme].decode("utf-8")
+    source = config.extra["chrome"]["readme_source"]
+    download = f"../{DOWNLOADS_URL_DIR}/{readme}"
+    return f"{text.rstrip()}\n\n---\n\n{source} [{readme}]({download})\n"
+
+
+def _first_paragraph(markdown: str) -> str:
+    """The first paragraph of prose of a Markdown text, as one line (a page's description)."""
+    for block in markdown.split("\n\n"):
+        block = block.strip()
+        if block and not block.startswith(("#", "|", "```", "-", "!!!", "<")):
+            return " ".join(block.split())
+    return ""
 
 
 def number_symbols(lang: str) -> dict[str, str]:
@@ -170,6 +232,8 @@ def _sizer_page_data(page: Page) -> str:
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     lang = _build["lang"]
+    if page.file.src_uri == LAB_README_PAGE:
+        page.meta.setdefault("description", _first_paragraph(markdown))
     if page.meta.get("notebook"):
         notebook = _build["downloads"][notebook_name(lang)]
         markdown = f"{markdown.rstrip()}\n\n{notebook_markdown(notebook)}"
@@ -183,10 +247,25 @@ def on_page_context(
 ) -> dict[str, Any]:
     # Links are relative to the site root of this language (`..` reaches the others), so the
     # switcher lands on the same page wherever the site is hosted.
-    for alternate in config.extra["alternate"]:
-        alternate["link"] = f"../{alternate['lang']}/{page.url}"
+    context["switcher"] = [
+        {**alternate, "link": f"../{alternate['lang']}/{page.url}"}
+        for alternate in config.extra["alternate"]
+    ]
     if page.meta.get("sizer"):
         context["sizer_data"] = _sizer_page_data(page)
+    return context
+
+
+def on_template_context(
+    context: dict[str, Any], template_name: str, config: MkDocsConfig
+) -> dict[str, Any]:
+    if template_name == "404.html":
+        # Served at any depth and with no twin: the switcher leads to the languages' home
+        # pages, by absolute address.
+        context["switcher"] = [
+            {**alternate, "link": urljoin(config.site_url or "/", alternate["link"]), "home": True}
+            for alternate in config.extra["alternate"]
+        ]
     return context
 
 

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import per_language
 from typer.testing import CliRunner
 
 from iteragpu import __version__
 from iteragpu.cli.app import MAX_DECIMALS, app
+from iteragpu.cli.json_text import json_text
 from iteragpu.core import kv_cache, weights
 from iteragpu.core.numbers import exact_decimal_text
 from iteragpu.docs_tools.pint_units import pint_registry
@@ -50,9 +53,9 @@ def test_version() -> None:
 def test_help_lists_commands_and_exit_codes() -> None:
     result = invoke("--help")
     assert result.exit_code == 0
-    for command in ("weights", "kv-cache", "convert", "examples"):
+    for command in ("weights", "kv-cache", "convert", "shortlist", "report", "examples"):
         assert command in result.stdout
-    assert "Exit codes" in result.stdout
+    assert "종료 코드" in result.stdout  # the source language's, under the C locale
 
 
 @pytest.mark.parametrize("params", ["7e9", "7000000000", "7B", "7b", "7_000_000_000"])
@@ -273,74 +276,90 @@ def test_examples_run_one_table(lang: str, needle: str) -> None:
 
 W = ["weights", "--params", "7e9", "--bits", "16"]
 
+# Each refusal in the source language (the tests run under the C locale), with the words that
+# say why; tests/test_cli_language.py runs every refusal in every language.
 BAD_INPUTS = [
-    ("zero params", ["weights", "--params", "0", "--bits", "16"], "positive"),
-    ("negative params", ["weights", "--params", "-7e9", "--bits", "16"], "positive"),
-    ("nan params", ["weights", "--params", "nan", "--bits", "16"], "number"),
-    ("infinite params", ["weights", "--params", "inf", "--bits", "16"], "number"),
-    ("text params", ["weights", "--params", "seven", "--bits", "16"], "number"),
-    ("fractional params", ["weights", "--params", "7.5", "--bits", "16"], "whole"),
-    ("zero bits", ["weights", "--params", "7e9", "--bits", "0"], "positive"),
-    ("negative bits", ["weights", "--params", "7e9", "--bits", "-4"], "positive"),
-    ("negative reserve", [*W, "--reserve-gib", "-1"], "negative"),
-    ("missing option", ["weights", "--bits", "16"], "--params"),
-    ("unknown option", [*W, "--foo"], "--foo"),
-    ("unknown lang", [*W, "--lang", "fr"], "fr"),
-    ("zero layers", kv_args(layers="0"), "positive"),
-    ("nan bytes per value", kv_args(bytes_per_value="nan"), "number"),
-    ("static smaller than tokens", kv_args(static_max_tokens="10"), "static"),
-    ("non-byte unit", ["convert", "5 meter", "GiB"], "meter"),
-    ("unknown unit", ["convert", "5 foo", "GiB"], "foo"),
-    ("non-byte target", ["convert", "5 GB", "percent"], "percent"),
-    ("negative quantity", ["convert", "--", "-5 GB", "GiB"], "negative"),
-    ("nan quantity", ["convert", "nan GB", "GiB"], "number"),
-    ("unknown example", ["examples", "run", "nope"], "nope"),
+    ("zero params", ["weights", "--params", "0", "--bits", "16"], "--params: 양수여야"),
+    ("negative params", ["weights", "--params", "-7e9", "--bits", "16"], "양수여야"),
+    ("nan params", ["weights", "--params", "nan", "--bits", "16"], "양의 정수여야"),
+    ("infinite params", ["weights", "--params", "inf", "--bits", "16"], "양의 정수여야"),
+    ("text params", ["weights", "--params", "seven", "--bits", "16"], "양의 정수여야"),
+    ("fractional params", ["weights", "--params", "7.5", "--bits", "16"], "정수여야 합니다"),
+    ("zero bits", ["weights", "--params", "7e9", "--bits", "0"], "--bits: 양수여야"),
+    ("negative bits", ["weights", "--params", "7e9", "--bits", "-4"], "양수여야"),
+    ("negative reserve", [*W, "--reserve-gib", "-1"], "음수일 수 없습니다"),
+    ("missing option", ["weights", "--bits", "16"], "필수 옵션이 빠졌습니다: '--params'"),
+    ("unknown option", [*W, "--foo"], "'--foo' 옵션은 없습니다"),
+    ("unknown lang", [*W, "--lang", "fr"], "'fr': 쓸 수 있는 값은 'ko', 'id'"),
+    ("zero layers", kv_args(layers="0"), "양수여야"),
+    ("nan bytes per value", kv_args(bytes_per_value="nan"), "유한한 숫자여야"),
+    ("static smaller than tokens", kv_args(static_max_tokens="10"), "정적 캐시"),
+    ("non-byte unit", ["convert", "5 meter", "GiB"], "알 수 없는 단위 'meter'"),
+    ("unknown unit", ["convert", "5 foo", "GiB"], "'foo'"),
+    ("non-byte target", ["convert", "5 GB", "percent"], "'percent'"),
+    ("negative quantity", ["convert", "--", "-5 GB", "GiB"], "음수일 수 없습니다"),
+    ("nan quantity", ["convert", "nan GB", "GiB"], "숫자와 바이트 단위"),
+    ("unknown example", ["examples", "run", "nope"], "알 수 없는 예제 'nope'"),
     ("id and --all", ["examples", "run", "two-peaks", "--all"], "--all"),
-    ("no command", [], "missing command (weights, kv-cache, convert"),
-    ("no examples command", ["examples"], "missing command (list, run)"),
+    (
+        "no command",
+        [],
+        "명령이 없습니다(weights, kv-cache, model, convert, shortlist, report, examples)",
+    ),
+    ("no examples command", ["examples"], "명령이 없습니다(list, run)"),
+    ("only options", ["--lang", "ko"], "명령이 없습니다."),
+    ("unknown command", ["weight"], "'weight' 명령은 없습니다. 비슷한 이름: 'weights'"),
+    ("option without value", ["weights", "--bits", "16", "--params"], "옵션에는 값이 필요합니다"),
+    ("flag with a value", [*W, "--json=yes"], "'--json' 옵션은 값을 받지 않습니다"),
+    ("extra argument", ["convert", "1 B", "GiB", "x"], "예상하지 못한 인수가 더 있습니다: x"),
+    ("missing argument", ["convert", "1 B"], "필수 인수가 빠졌습니다: '단위'"),
     # Part 4: exact units or a clear refusal (each was a wrong figure or a traceback).
-    ("target 1/0", ["convert", "24e9 B", "1/0"], "unknown unit '1/0'"),
-    ("target (", ["convert", "24e9 B", "("], "unknown unit '('"),
-    ("target millibyte", ["convert", "24e9 B", "millibyte"], "fraction of a byte"),
-    ("a millibyte", ["convert", "1 millibyte", "B"], "fraction of a byte"),
-    ("ten decibytes", ["convert", "10 decibyte", "B"], "fraction of a byte"),
-    ("a bit in bytes", ["convert", "1 bit", "B"], "not a whole number of bytes"),
-    ("half a byte in kB", ["convert", "0.5 B", "kB"], "not a whole number of bytes"),
-    ("half a bit", ["convert", "1.5 bit", "bit"], "not a whole number of bits"),
-    ("lower-case gb", ["convert", "1 gb", "B"], "unknown unit 'gb'"),
+    ("target 1/0", ["convert", "24e9 B", "1/0"], "알 수 없는 단위 '1/0'"),
+    ("target (", ["convert", "24e9 B", "("], "알 수 없는 단위 '('"),
+    ("target millibyte", ["convert", "24e9 B", "millibyte"], "바이트나 비트보다 작은 단위"),
+    ("a millibyte", ["convert", "1 millibyte", "B"], "바이트나 비트보다 작은 단위"),
+    ("ten decibytes", ["convert", "10 decibyte", "B"], "바이트나 비트보다 작은 단위"),
+    ("a bit in bytes", ["convert", "1 bit", "B"], "정수 바이트가 아닙니다"),
+    ("half a byte in kB", ["convert", "0.5 B", "kB"], "정수 바이트가 아닙니다"),
+    ("half a bit", ["convert", "1.5 bit", "bit"], "정수 비트가 아닙니다"),
+    ("lower-case gb", ["convert", "1 gb", "B"], "알 수 없는 단위 'gb'"),
     # Part 5: bounded input, one grammar (each was a traceback, a hang or a silent accept).
-    ("params 1e400", [*W[:2], "1e400", *W[3:], "--json"], "exponent out of range"),
-    ("5,000-digit params", ["weights", "--params", "7" * 5000, "--bits", "16"], "too many digits"),
-    ("bits 1e-20000000", ["weights", "--params", "7e9", "--bits", "1e-20000000"], "exponent"),
+    ("params 1e400", [*W[:2], "1e400", *W[3:], "--json"], "지수가 범위를 벗어났습니다"),
+    ("5,000-digit params", ["weights", "--params", "7" * 5000, "--bits", "16"], "자릿수가 너무"),
+    ("bits 1e-20000000", ["weights", "--params", "7e9", "--bits", "1e-20000000"], "지수가"),
     (
         "huge exponent digits",
         ["weights", "--params", "1e" + "9" * 5000, "--bits", "16"],
-        "exponent",
+        "지수가",
     ),
-    ("params 1e16", ["weights", "--params", "1e16", "--bits", "16"], "at most 1e15"),
-    ("params 2e12K", ["weights", "--params", "2e12K", "--bits", "16"], "at most 1e15"),
-    ("bits 65", ["weights", "--params", "7e9", "--bits", "65"], "at most 64"),
-    ("reserve 1e7 GiB", [*W, "--reserve-gib", "1e7"], "at most 1e6"),
-    ("layers 10001", kv_args(layers="10001"), "--layers must be at most"),
-    ("kv heads 1e5", kv_args(kv_heads="1e5"), "--kv-heads must be at most"),
-    ("head dim 1e6", kv_args(head_dim="1e6"), "--head-dim must be at most"),
-    ("tokens 2e9", kv_args(tokens="2e9"), "--tokens must be at most"),
-    ("window 2e9", kv_args(window="2e9"), "--window must be at most"),
-    ("static 2e9", kv_args(static_max_tokens="2e9"), "--static-max-tokens must be at most"),
-    ("sequences 1e7", kv_args(sequences="1e7"), "--sequences must be at most"),
-    ("bytes per value 9", kv_args(bytes_per_value="9"), "--bytes-per-value must be at most"),
-    ("tokens 1e400", kv_args(tokens="1e400"), "exponent"),
-    ("quantity 1e400", ["convert", "1e400 B", "GiB"], "exponent"),
-    ("quantity digits", ["convert", "9" * 5000 + " B", "GiB"], "too many digits"),
+    ("params 1e16", ["weights", "--params", "1e16", "--bits", "16"], "최댓값은 1e15"),
+    ("params 2e12K", ["weights", "--params", "2e12K", "--bits", "16"], "최댓값은 1e15"),
+    ("bits 65", ["weights", "--params", "7e9", "--bits", "65"], "최댓값은 64"),
+    ("reserve 1e7 GiB", [*W, "--reserve-gib", "1e7"], "최댓값은 1e6"),
+    ("layers 10001", kv_args(layers="10001"), "--layers: 최댓값은"),
+    ("kv heads 1e5", kv_args(kv_heads="1e5"), "--kv-heads: 최댓값은"),
+    ("head dim 1e6", kv_args(head_dim="1e6"), "--head-dim: 최댓값은"),
+    ("tokens 2e9", kv_args(tokens="2e9"), "--tokens: 최댓값은"),
+    ("window 2e9", kv_args(window="2e9"), "--window: 최댓값은"),
+    ("static 2e9", kv_args(static_max_tokens="2e9"), "--static-max-tokens: 최댓값은"),
+    ("sequences 1e7", kv_args(sequences="1e7"), "--sequences: 최댓값은"),
+    ("bytes per value 9", kv_args(bytes_per_value="9"), "--bytes-per-value: 최댓값은"),
+    ("tokens 1e400", kv_args(tokens="1e400"), "지수가"),
+    ("quantity 1e400", ["convert", "1e400 B", "GiB"], "지수가"),
+    ("quantity digits", ["convert", "9" * 5000 + " B", "GiB"], "자릿수가 너무"),
     ("fullwidth bits", ["weights", "--params", "7e9", "--bits", "\uff11\uff16"], "FULLWIDTH DIGIT"),
     ("Arabic-Indic params", ["weights", "--params", "\u0667e9", "--bits", "16"], "U+0667"),
     ("Devanagari tokens", kv_args(tokens="\u096e\u0967\u096f\u0968"), "DEVANAGARI"),
-    ("fullwidth quantity", ["convert", "\uff15 GB", "GiB"], "digits 0-9"),
-    ("fullwidth decimals", ["convert", "24e9 B", "GiB", "--decimals", "\uff13"], "digits 0-9"),
-    ("decimals 31", ["convert", "24e9 B", "GiB", "--decimals", "31"], "at most 30"),
-    ("decimals 1.5", ["convert", "24e9 B", "GiB", "--decimals", "1.5"], "whole"),
-    ("double underscore", ["weights", "--params", "7__000", "--bits", "16"], "number"),
-    ("long junk", ["weights", "--params", "x" * 100_000, "--bits", "16"], "100000 characters"),
+    ("fullwidth quantity", ["convert", "\uff15 GB", "GiB"], "0-9로만"),
+    ("fullwidth decimals", ["convert", "24e9 B", "GiB", "--decimals", "\uff13"], "0-9로만"),
+    ("decimals 31", ["convert", "24e9 B", "GiB", "--decimals", "31"], "최댓값은 30"),
+    ("decimals 1.5", ["convert", "24e9 B", "GiB", "--decimals", "1.5"], "정수여야"),
+    ("double underscore", ["weights", "--params", "7__000", "--bits", "16"], "유한한 숫자여야"),
+    ("long junk", ["weights", "--params", "x" * 100_000, "--bits", "16"], "'" + "x" * 40 + "'..."),
+    # The grammar follows the reader: Korean writes decimals with '.', digit groups with '_'.
+    ("decimal comma in Korean", [*W[:4], "4,5"], "소수점은 '.'이고"),
+    ("grouping comma in Korean", ["weights", "--params", "7,000,000,000", *W[3:]], "'_'로 묶거나"),
+    ("comma quantity in Korean", ["convert", "24,5 GB", "GiB"], "소수점은 '.'이고"),
 ]
 
 
@@ -351,7 +370,7 @@ def test_bad_input_is_one_line_and_exit_2(name: str, args: list[str], needle: st
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("iteragpu: error: ")
+    assert lines[0].startswith("iteragpu: 오류: ")
     assert needle in lines[0]
     assert len(lines[0]) < 400  # an input is quoted cut short, never 5,000 digits back
     assert "Traceback" not in result.output
@@ -379,11 +398,12 @@ def test_console_script_and_module_entry_points() -> None:
 @pytest.mark.parametrize(
     ("args", "absent"),
     [
-        (["weights", "--params", "7e9", "--bits", "16"], ("torch", "pint")),
-        (["convert", "2 gibibytes", "MiB"], ("torch", "pint")),  # a long name: no pint either
-        (["convert", "1 YB", "B", "--json"], ("torch", "pint", "babel")),
-        (kv_args(), ("torch", "pint")),
+        (["weights", "--params", "7e9", "--bits", "16"], ("torch", "pint", "babel", "json")),
+        (["convert", "2 gibibytes", "MiB"], ("torch", "pint", "babel")),  # a long name: no pint
+        (["convert", "1 YB", "B", "--json"], ("torch", "pint", "babel", "json")),
+        ([*kv_args(), "--lang", "id"], ("torch", "pint", "babel")),
         (["--help"], ("torch", "pint", "babel")),
+        (["weights", "--help", "--lang", "id"], ("torch", "pint", "babel", "fractions")),
     ],
 )
 def test_fast_paths_import_neither_torch_nor_pint(args: list[str], absent: tuple[str, ...]) -> None:
@@ -400,9 +420,44 @@ def test_fast_paths_import_neither_torch_nor_pint(args: list[str], absent: tuple
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_a_json_run_reads_no_catalogue() -> None:
+    """Only what a reader reads needs the catalogue: a --json run that succeeds parses none."""
+    code = (
+        "from iteragpu.cli.app import app\n"
+        "from iteragpu.i18n.catalogue import translations\n"
+        "try:\n"
+        f"    app({[*W, '--json', '--lang', 'id']!r}, prog_name='iteragpu')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        "print(translations.cache_info().currsize)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "0"
+
+
 # ---------------------------------------------------------------------------------------------
 # One JSON convention for every command
 # ---------------------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10**40), max_value=10**40) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(json_values)
+def test_the_json_writer_writes_what_json_dumps_writes(value: Any) -> None:
+    assert json_text(value) == json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def test_the_json_writer_refuses_a_float() -> None:
+    with pytest.raises(TypeError):
+        json_text({"weights_gib": 13.04})
+
 
 JSON_COMMANDS = [
     ["weights", "--params", "7e9", "--bits", "16", "--reserve-gib", "4"],
@@ -435,6 +490,7 @@ def test_json_states_every_quantity_one_way(args: list[str]) -> None:
     result = invoke(*args, "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout, parse_float=_no_float)
+    assert result.stdout == json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
     for obj in _objects(payload):
         for key, value in obj.items():
             if key.endswith("_bytes") or key == "bytes":
@@ -476,7 +532,7 @@ def test_a_full_disk_is_one_line_and_exit_2(args: list[str]) -> None:
         done = subprocess.run([*CLI, *args], stdout=full, stderr=subprocess.PIPE, text=True)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
-        "iteragpu: error: could not write the output: No space left on device"
+        "iteragpu: 오류: 출력을 쓰지 못했습니다: 장치에 남은 공간이 없습니다"
     ]
 
 
@@ -491,7 +547,7 @@ def test_a_closed_pipe_is_one_line_and_exit_2() -> None:
         os.close(write_end)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("iteragpu: error: could not write the output")
+    assert lines == ["iteragpu: 오류: 출력을 쓰지 못했습니다: 파이프의 읽는 쪽이 닫혔습니다"]
 
 
 ADVERSARIAL = [
@@ -589,4 +645,4 @@ def test_each_bound_is_inclusive(option: str, limit: int) -> None:
     assert invoke(*args, option, str(limit)).exit_code == 0
     fractional = option in ("--bits", "--reserve-gib", "--bytes-per-value")
     past = invoke(*args, option, f"{limit}.000001" if fractional else str(limit + 1))
-    assert past.exit_code == 2 and f"{option} must be at most" in past.stderr, past.output
+    assert past.exit_code == 2 and f"{option}: 최댓값은 " in past.stderr, past.output

@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 
 from iteragpu.examples import figure, registry
+from iteragpu.gpus.catalog import load_catalog
 from iteragpu.i18n.languages import CODES
 from iteragpu.i18n.numbers import format_number
 
@@ -75,6 +76,32 @@ STATED = [
     ("shortlist-7b.rtx_6000_ada_nominal_gb", "48", "48", 48),
     ("shortlist-7b.rtx_4090_price_usd", "47.14", "47,14", Fraction("47.14")),
     ("shortlist-7b.rtx_6000_ada_price_usd", "55.71", "55,71", Fraction("55.71")),
+    ("kv-heads-llama-3-8b.kv_per_token_bytes", "131,072", "131.072", 2 * 32 * 8 * 128 * 2),
+    ("kv-heads-llama-3-8b.mha_kv_cache_gib", "4", "4", Fraction(2 * 32 * 32 * 128 * 8192 * 2, GIB)),
+    (
+        "kv-heads-llama-3-8b.mqa_kv_cache_gib",
+        "0.125",
+        "0,125",
+        Fraction(2 * 32 * 128 * 8192 * 2, GIB),
+    ),
+    ("kv-gemma-2-9b.hidden_over_heads", "224", "224", 224),
+    # Right after an 8,192-token prompt every layer holds all of it (dynamic cache).
+    (
+        "kv-gemma-2-9b.peak_kv_cache_bytes",
+        "2,818,572,288",
+        "2.818.572.288",
+        2 * 42 * 8 * 256 * 8192 * 2,
+    ),
+    # Decoding: 21 global layers hold 8,192 tokens, 21 sliding layers their 4,096-token window.
+    (
+        "kv-gemma-2-9b.decoding_kv_cache_gib",
+        "1.97",
+        "1,97",
+        Fraction(2 * 21 * 8 * 256 * (8192 + 4096) * 2, GIB),
+    ),
+    ("kv-quantized-4bit.kv_cache_gib", "0.25", "0,25", Fraction(2 * 32 * 8 * 128 * 8192, 2 * GIB)),
+    ("kv-paged-blocks.allocated_tokens", "1,008", "1.008", 63 * 16),
+    ("kv-paged-blocks.allocated_kv_cache_bytes", "132,120,576", "132.120.576", 1008 * 131072),
 ]
 
 
@@ -139,8 +166,11 @@ def test_registry_lists_every_worked_example_of_the_guides() -> None:
         "shortlist-7b",
         "lab-predict-validation",
         "lab-not-predicted",
-        "card-rtx-4090",
-        "card-rtx-6000-ada",
+        "kv-heads-llama-3-8b",
+        "kv-gemma-2-9b",
+        "kv-quantized-4bit",
+        "kv-paged-blocks",
+        *(f"card-{card.id}" for card in load_catalog()),  # one GPU sheet per catalogue card
     }
 
 

@@ -363,6 +363,6 @@ def test_parity_catches_a_header_unit_dropped_in_one_language() -> None:
     ko = _doc(DOCS / "ko" / "docs" / "sizing.md")
     id_path = DOCS / "id" / "docs" / "sizing.md"
     text = id_path.read_text("utf-8")
-    assert text.count("Cadangan (GiB)") == 1
-    dropped = _doc(id_path, text.replace("Cadangan (GiB)", "Cadangan"))
+    assert text.count("Margin (GiB)") == 1
+    dropped = _doc(id_path, text.replace("Margin (GiB)", "Margin"))
     assert any("table header units" in f for f in parity_failures(ko, dropped))

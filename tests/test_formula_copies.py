@@ -31,11 +31,20 @@ from typing import Any
 import pytest
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
+from lab_support import notebook_source
 
 from iteragpu.core import allocator, units
-from iteragpu.core.numbers import InputError, exact_decimal_text, parse_number, round_half_up
+from iteragpu.core.numbers import (
+    InputError,
+    exact_decimal_text,
+    parse_count,
+    parse_number,
+    round_half_up,
+)
 from iteragpu.core.units import bytes_per
 from iteragpu.core.weights import dense_weight_bytes, estimate_weights
+from iteragpu.i18n.languages import CODES, SOURCE
+from iteragpu.i18n.number_symbols import NUMBER_SYMBOLS
 from iteragpu.lab import mesure_memoire
 
 LAB_DIR = Path(mesure_memoire.__file__).resolve().parent
@@ -62,9 +71,10 @@ Copy = Any  # the lab module or the notebook's namespace: both expose the same n
 Property = Callable[[Copy, settings], Callable[[], None]]
 
 
-def notebook_definitions(path: Path = NOTEBOOK_SOURCE) -> SimpleNamespace:
-    """The notebook's imports, constants, functions and classes, without running its cells."""
-    tree = ast.parse(path.read_text("utf-8"), str(path))
+def notebook_definitions(path: Path = NOTEBOOK_SOURCE, lang: str = SOURCE) -> SimpleNamespace:
+    """The imports, constants, functions and classes of `lang`'s notebook (its messages among
+    them), without running its cells."""
+    tree = ast.parse(notebook_source(lang, path.read_text("utf-8")), str(path))
     kept = [node for node in tree.body if _is_definition(node)]
     namespace: dict[str, Any] = {"__name__": "iteragpu_lab_definitions"}
     exec(compile(ast.Module(body=kept, type_ignores=[]), str(path), "exec"), namespace)
@@ -99,7 +109,12 @@ def script_copy(path: Path) -> ModuleType:
 
 
 NOTEBOOK = notebook_definitions()
-COPIES = {"script": mesure_memoire, "notebook": NOTEBOOK}
+# The notebook of every other language runs the same code with its own messages and numbers.
+COPIES = {
+    "script": mesure_memoire,
+    "notebook": NOTEBOOK,
+    **{f"notebook ({lang})": notebook_definitions(lang=lang) for lang in CODES if lang != SOURCE},
+}
 
 
 def _decimals(min_value: Fraction, max_value: int) -> st.SearchStrategy[Fraction]:
@@ -332,7 +347,7 @@ def block_rounding_matches(copy: Copy, config: settings) -> Callable[[], None]:
 
 # Strings of the grammar's alphabet, and numbers written at and past its bounds (digits and
 # exponent), so that a changed bound in the copy meets an input that shows it.
-GRAMMAR_ALPHABET = "0123456789_.eE+- \u0663"
+GRAMMAR_ALPHABET = "0123456789_.,eE+- \u0663"
 grammar_text_st = st.one_of(
     st.text(alphabet=GRAMMAR_ALPHABET, max_size=16),
     st.builds(
@@ -347,27 +362,73 @@ grammar_text_st = st.one_of(
 )
 
 
+def _decimal_comma(lang: str) -> bool:
+    """Whether `lang` writes a decimal comma, from Babel's symbols (not the script's table)."""
+    return NUMBER_SYMBOLS[lang]["decimal"] == ","
+
+
+def _reading(parse: Callable[[], Fraction | int]) -> tuple[Fraction | int | None, str | None]:
+    """(value, None) or (None, the refusal's reason)."""
+    try:
+        return parse(), None
+    except (InputError, ValueError) as refusal:
+        return None, getattr(refusal, "reason", "no reason")
+
+
+# Where a decimal comma is read: the marks, the ambiguous group of three, several marks.
+DECIMAL_MARK_EXAMPLES = [
+    "4,5",
+    "1,234",
+    "1.500",
+    "12.345e3",
+    "0,125",
+    "1234,567",
+    "1,2340",
+    "1,5,0",
+]
+
+
 def number_grammar_matches(copy: Copy, config: settings) -> Callable[[], None]:
-    """The script reads a number exactly as the core's grammar does, or refuses it too."""
+    """The script reads a number exactly as the core's grammar does, or refuses it for the same
+    reason, as a reader of each language writes it (a decimal comma where the language has one)."""
 
     @config
-    @given(grammar_text_st)
-    @example("1" * 50)
-    @example("1" * 51)
-    @example("1e50")
-    @example("1e51")
-    @example("1e-50")
-    @example("1e-51")
-    def check(text: str) -> None:
-        try:
-            original: Fraction | None = parse_number(text)
-        except InputError:
-            original = None
-        try:
-            copied: Fraction | None = copy.parse_number(text)
-        except ValueError:
-            copied = None
-        assert copied == original, text
+    @given(grammar_text_st, st.sampled_from(CODES))
+    @example("1" * 50, SOURCE)
+    @example("1" * 51, SOURCE)
+    @example("1e50", SOURCE)
+    @example("1e51", SOURCE)
+    @example("1e-50", SOURCE)
+    @example("1e-51", SOURCE)
+    def check(text: str, lang: str) -> None:
+        comma = _decimal_comma(lang)
+        original = _reading(lambda: parse_number(text, decimal_comma=comma))
+        assert _reading(lambda: copy.parse_number(text, lang)) == original, (text, lang)
+
+    for text in DECIMAL_MARK_EXAMPLES:
+        for lang in CODES:
+            check = example(text, lang)(check)
+    return check
+
+
+def count_grammar_matches(copy: Copy, config: settings) -> Callable[[], None]:
+    """`--parameters` reads a count (7e9, 7B, 1,5B) as the CLI's `--params` does."""
+
+    @config
+    @given(
+        st.one_of(grammar_text_st, grammar_text_st.map(lambda text: text + "B")),
+        st.sampled_from(CODES),
+    )
+    @example("7B", SOURCE)
+    @example("1,5B", "id")
+    @example("1.5B", SOURCE)
+    @example("7X", SOURCE)
+    @example("2e15", SOURCE)
+    def check(text: str, lang: str) -> None:
+        limit = mesure_memoire.MAX_PARAMETERS
+        comma = _decimal_comma(lang)
+        original = _reading(lambda: parse_count(text, "n", maximum=limit, decimal_comma=comma))
+        assert _reading(lambda: copy.parse_count(text, lang, maximum=limit)) == original
 
     return check
 
@@ -397,7 +458,7 @@ def notebook_text_matches_script(copy: Copy, config: settings) -> Callable[[], N
     def check(parameters: int, bits: int | Fraction, reserve: int | Fraction) -> None:
         notebook = copy.format_estimate_text(copy.estimate(parameters, bits, Fraction(reserve)))
         script = mesure_memoire.format_estimate_text(
-            mesure_memoire.estimate(parameters, bits, Fraction(reserve))
+            mesure_memoire.estimate(parameters, bits, Fraction(reserve), copy.LANG), copy.LANG
         )
         assert notebook == script
 
@@ -412,6 +473,7 @@ SHARED: dict[str, Property] = {
 }
 SCRIPT_ONLY: dict[str, Property] = {
     "number grammar": number_grammar_matches,
+    "count grammar": count_grammar_matches,
     "block rounding": block_rounding_matches,
     "network": script_network_matches,
     "allocated levels": allocated_levels_match,
@@ -424,7 +486,7 @@ NOTEBOOK_ONLY: dict[str, Property] = {
 CASES = [
     *((copy, name) for copy in COPIES for name in SHARED),
     *(("script", name) for name in SCRIPT_ONLY),
-    *(("notebook", name) for name in NOTEBOOK_ONLY),
+    *((copy, name) for copy in COPIES if copy != "script" for name in NOTEBOOK_ONLY),
 ]
 
 
@@ -502,6 +564,14 @@ SCRIPT_MUTANTS = [
     ),
     ("51 digits allowed", "MAX_DIGITS = 50", "MAX_DIGITS = 51", "number grammar"),
     ("exponent bound widened", "MAX_EXPONENT = 50", "MAX_EXPONENT = 60", "number grammar"),
+    ("ambiguous groups of four", "_GROUP_DIGITS = 3", "_GROUP_DIGITS = 4", "number grammar"),
+    (
+        "Indonesian read with a decimal point",
+        '"id": {"group": ".", "decimal": ","',
+        '"id": {"group": ",", "decimal": "."',
+        "number grammar",
+    ),
+    ("counts without suffixes", '"B": 10**9,', '"B": 10**6,', "count grammar"),
     (
         "exact decimals cut at 2 places",
         "places = max(twos, fives)",

@@ -23,8 +23,9 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "gpus": {"core"},
     "i18n": {"core"},
-    "examples": {"core", "gpus"},
-    "cli": {"core", "gpus", "i18n", "examples", "root"},
+    "examples": {"core", "gpus", "models"},
+    "models": {"core"},  # reading local model files: arithmetic from the core only
+    "cli": {"core", "gpus", "i18n", "examples", "models", "root"},
     "lab": set(),  # the standalone script: it runs alone, from the archive
     "docs_tools": {"core", "gpus", "i18n", "examples", "lab", "root"},
     "root": {"cli"},
@@ -137,3 +138,29 @@ def test_a_cycle_or_a_wrong_layer_would_be_seen(tmp_path: Path) -> None:
     )
     known = {"iteragpu.lab", "iteragpu.lab.mesure_memoire", "iteragpu.cli.app"}
     assert set(imported("iteragpu.core.units", source, known)) == known
+
+
+# Third-party packages of the build tools (the `docs-tools` extra): the runtime never imports
+# them, not even lazily. The CLI's catalogues are compiled by Babel and read with `gettext`.
+BUILD_ONLY_PACKAGES = ("babel", "pint", "yaml", "jupytext", "nbformat", "mkdocs")
+
+
+def third_party_imports(path: Path) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node.module.split(".")[0]
+
+
+def test_the_runtime_imports_no_build_tool() -> None:
+    runtime = {m: p for m, p in modules().items() if layer(m) not in ("docs_tools", "lab")}
+    found = {
+        (module, name)
+        for module, path in runtime.items()
+        for name in third_party_imports(path)
+        if name in BUILD_ONLY_PACKAGES
+    }
+    assert found == set()
+    # ... and the reader can see it fail: the build tools do import Babel.
+    assert "babel" in set(third_party_imports(PACKAGE / "docs_tools" / "catalogues.py"))

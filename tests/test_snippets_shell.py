@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from iteragpu.cli.app import app
+from iteragpu.i18n.languages import CODES
 from iteragpu.lab import mesure_memoire
 
 SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"
@@ -40,17 +42,22 @@ def test_lab_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
     estimate, predict, environment, measure = results
     assert estimate.returncode == 0
     assert "14,000,000,000 B" in estimate.stdout and "17.04 GiB" in estimate.stdout
-    assert predict.returncode == 0 and "133,632 B allocated" in predict.stdout
+    assert predict.returncode == 0 and "model_load:" in predict.stdout
+    assert "133,632 B" in predict.stdout
     assert environment.returncode == 2 and "PyTorch" in environment.stdout + environment.stderr
     assert measure.returncode == 2
     assert not (tmp_path / "mesures.json").exists()
     assert "Traceback" not in measure.stderr
 
 
-def test_install_snippet_commands_run() -> None:
+@pytest.mark.parametrize("lang", CODES)
+def test_install_snippet_commands_run(lang: str) -> None:
+    # One install snippet per language: its last command reproduces the examples in that
+    # language, as the page that shows it is written.
     runner = CliRunner()
-    commands = [c for c in _commands("cli_install.sh") if c[0] == "iteragpu"]
+    commands = [c for c in _commands(f"cli_install.{lang}.sh") if c[0] == "iteragpu"]
     assert len(commands) >= 2
+    assert ["--lang", lang] == commands[-1][-2:]
     for command in commands:
         result = runner.invoke(app, command[1:], prog_name="iteragpu")
         assert result.exit_code == 0, (command, result.output)

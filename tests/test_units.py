@@ -280,3 +280,105 @@ def _cli_reading(text: str) -> Fraction | None:
         return parse_number(text)
     except InputError:
         return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The grammar follows the reader: the decimal comma where the language writes one
+# ---------------------------------------------------------------------------------------------
+
+
+def _reading(text: str, *, decimal_comma: bool) -> Fraction | str:
+    try:
+        return parse_number(text, decimal_comma=decimal_comma)
+    except InputError as error:
+        return error.reason
+
+
+@given(st.text(alphabet=GRAMMAR_ALPHABET, max_size=14))
+def test_the_comma_reads_as_the_dot_does_or_is_refused_as_ambiguous(text: str) -> None:
+    """Where a decimal comma is read, `4,5` is `4.5`; a dot keeps its meaning there too,
+    except where it may group thousands, which is refused rather than guessed."""
+    dot = _reading(text, decimal_comma=False)
+    for written in (text, text.replace(".", ",")):
+        comma = _reading(written, decimal_comma=True)
+        assert comma == dot or comma == "ambiguous_separator", (written, comma, dot)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("24,5", Fraction(49, 2)),
+        ("4,5", Fraction(9, 2)),
+        ("0,125", Fraction(1, 8)),
+        ("1234,567", Fraction(1234567, 1000)),
+        ("1,2340", Fraction(617, 500)),
+        ("1_000,5", Fraction(2001, 2)),
+        (",5", Fraction(1, 2)),
+        ("7,", Fraction(7)),
+        ("1,5e9", Fraction(15 * 10**8)),
+        ("-2,25", Fraction(-9, 4)),
+        ("13.04", Fraction(1304, 100)),  # the dot everywhere
+        ("1.2345", Fraction(12345, 10000)),
+        ("1000.5", Fraction(2001, 2)),
+    ],
+)
+def test_a_decimal_comma_is_read_where_the_reader_writes_one(text: str, value: Fraction) -> None:
+    assert parse_number(text, decimal_comma=True) == value
+    if "," in text:
+        with pytest.raises(InputError) as raised:
+            parse_number(text)
+        assert raised.value.reason == "not_number"
+        assert "'.' as the decimal mark" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "whole", "decimal"),
+    [
+        ("1,234", "1234", "1,2340"),
+        ("1.234", "1234", "1,2340"),
+        ("999,999", "999999", "999,9990"),
+        ("1,000", "1000", "1"),
+        ("1.500", "1500", "1,5"),
+        ("+12,500e3", "+12500e3", "+12,5e3"),
+    ],
+)
+def test_a_mark_that_may_group_thousands_is_refused_not_guessed(
+    text: str, whole: str, decimal: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        parse_number(text, "--bits", decimal_comma=True)
+    assert raised.value.reason == "ambiguous_separator"
+    assert raised.value.values["whole"] == whole and raised.value.values["decimal"] == decimal
+    # Both suggestions are read without ambiguity, each as the reading it names.
+    assert parse_number(whole, decimal_comma=True) == parse_number(
+        text.replace(",", "").replace(".", "")
+    )
+    assert parse_number(decimal, decimal_comma=True) == parse_number(text.replace(",", "."))
+
+
+@pytest.mark.parametrize("text", ["1.234,5", "1,234.5", "1.000.000", "1,000,000", "4,5,6"])
+def test_separators_used_as_digit_groups_are_refused(text: str) -> None:
+    with pytest.raises(InputError) as raised:
+        parse_number(text, decimal_comma=True)
+    assert raised.value.reason == "not_number"
+    assert "one decimal mark" in str(raised.value)
+
+
+def test_counts_and_quantities_read_the_readers_decimal_comma() -> None:
+    assert parse_count("1,5B", "--params", decimal_comma=True) == 1_500_000_000
+    assert parse_bytes("24,5 GB", decimal_comma=True) == 24_500_000_000
+    assert convert("0,5 KiB", "B", decimal_comma=True).value == 512
+    for refused in (lambda: parse_count("1,5B", "n"), lambda: parse_bytes("24,5 GB")):
+        with pytest.raises(InputError):
+            refused()
+    with pytest.raises(InputError) as raised:
+        parse_count("1.500M", "--params", decimal_comma=True)
+    assert raised.value.reason == "ambiguous_separator"
+
+
+def test_every_input_error_is_a_catalogue_template_with_its_values() -> None:
+    with pytest.raises(InputError) as raised:
+        parse_number("x", "--bits")
+    error = raised.value
+    assert error.template.format(**error.values) == str(error)
+    assert error.values == {"what": "--bits", "text": "'x'"}

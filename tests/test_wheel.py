@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import per_language
 
 from iteragpu.docs_tools import EXTRA
 from iteragpu.gpus.catalog import load_catalog
+from iteragpu.i18n.languages import CODES
 
 pytestmark = pytest.mark.wheel
 
@@ -54,7 +56,9 @@ class Installed:
     bin: Path
     package: Path  # the installed iteragpu folder
 
-    def run(self, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(a) for a in args],
             capture_output=True,
@@ -62,7 +66,7 @@ class Installed:
             timeout=300,
             check=False,
             cwd=cwd,
-            env={"PATH": f"{self.bin}:/usr/bin:/bin", "COLUMNS": "200"},
+            env={"PATH": f"{self.bin}:/usr/bin:/bin", "COLUMNS": "200", **(env or {})},
         )
 
 
@@ -135,6 +139,7 @@ def test_the_data_files_are_in_the_wheel(installed: Installed) -> None:
         "lab/mesure_memoire.py",
         "i18n/number_symbols.py",
         "web/sizer.js",
+        *(f"i18n/locale/{lang}/LC_MESSAGES/iteragpu.mo" for lang in CODES),
     ):
         assert (installed.package / name).is_file(), name
 
@@ -183,7 +188,29 @@ def test_the_short_list_reads_evidence_with_jsonschema(
     ]
     assert any(reason.startswith("evidence_") for reason in reasons)
     refused = installed.run(installed.bin / "iteragpu", *args[:-1], FIXTURE_RESULT)
-    assert refused.returncode == 2 and "no card of the catalog" in refused.stderr
+    assert refused.returncode == 2 and "카탈로그의 카드가 아닙니다" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    per_language(
+        {"ko": ("사용법:", "옵션", "종료 코드"), "id": ("Penggunaan:", "Opsi", "Kode keluar")}
+    ),
+)
+def test_help_speaks_each_language_from_the_installed_catalogues(
+    installed: Installed, lang: str, words: tuple[str, ...]
+) -> None:
+    """The wheel's compiled catalogues, read without Babel: by --lang, and by the locale."""
+    for command in (["--help"], ["weights", "--help"], ["examples", "run", "--help"]):
+        by_option = installed.run(installed.bin / "iteragpu", *command, "--lang", lang)
+        by_locale = installed.run(
+            installed.bin / "iteragpu", *command, env={"LANG": f"{lang}_XX.UTF-8"}
+        )
+        for done in (by_option, by_locale):
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.startswith(words[0]), done.stdout[:80]
+            assert all(word in done.stdout for word in words), command
+            assert "Show this message" not in done.stdout
 
 
 def test_python_m_iteragpu_and_the_lab_run_from_the_installed_copy(

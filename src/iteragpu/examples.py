@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
+from typing import Any
 
 from iteragpu.core.allocator import ALLOCATOR_BLOCK_BYTES, predict_allocations
 from iteragpu.core.kv_cache import K_AND_V, KVCacheSpec
@@ -18,6 +19,8 @@ from iteragpu.core.peaks import two_peaks
 from iteragpu.core.units import bytes_per, from_unit, gib, to_unit
 from iteragpu.core.weights import BITS_PER_BYTE, estimate_weights
 from iteragpu.gpus import catalog
+from iteragpu.models.config import parse_config
+from iteragpu.models.kv import estimate_kv, layer_layouts
 
 UNITS_WITH_BYTES = ("B", "GB", "GiB", "MiB")
 
@@ -102,7 +105,7 @@ def _weights(bits: int, reserve_gib: int, where: str) -> WorkedExample:
         id=f"weights-7b-{bits}bit-reserve-{reserve_gib}gib",
         title={
             "ko": f"파라미터 70억 개, {bits}비트, 여유분 {reserve_gib} GiB",
-            "id": f"7 miliar parameter, {bits} bit, cadangan {reserve_gib} GiB",
+            "id": f"7 miliar parameter, {bits} bit, margin {reserve_gib} GiB",
         },
         where=where,
         figures=(
@@ -183,7 +186,7 @@ def _two_peaks() -> WorkedExample:
     ]
     return WorkedExample(
         id="two-peaks",
-        title={"ko": "두 최고치의 차이", "id": "Selisih dua puncak"},
+        title={"ko": "두 피크의 차이", "id": "Selisih dua puncak"},
         where="measurement.md#two-peaks",
         figures=tuple(figures),
     )
@@ -217,10 +220,19 @@ def _shortlist_7b() -> WorkedExample:
         ]
     return WorkedExample(
         id="shortlist-7b",
-        title={"ko": "같은 요건의 짧은 후보 목록", "id": "Daftar pendek dengan syarat yang sama"},
+        title={
+            "ko": "같은 요건의 짧은 후보 목록",
+            "id": "Daftar pendek dengan persyaratan yang sama",
+        },
         where="sizing.md#shortlist",
         figures=tuple(figures),
     )
+
+
+def reported_key(prefix: str, unit: str) -> str:
+    """The key of a figure as a tool reported it: `declared_mib`; in bytes, `..._reported_bytes`
+    (every key names its unit, and `<prefix>_bytes` is the figure in bytes)."""
+    return f"{prefix}_reported_bytes" if unit == "B" else f"{prefix}_{unit.lower()}"
 
 
 def _card_sheet(card_id: str) -> WorkedExample:
@@ -237,12 +249,22 @@ def _card_sheet(card_id: str) -> WorkedExample:
     if declared is not None:
         figures += [
             _in(
-                f"declared_{declared.reported_unit.lower()}",
+                reported_key("declared", declared.reported_unit),
                 declared.reported,
                 declared.reported_unit,
             ),
             _out("declared_bytes", declared.bytes, "B"),
             _out("declared_gib", gib(declared.bytes), "GiB", 2),
+        ]
+    for number, reading in enumerate(card.readings_not_bounds, 1):
+        figures += [
+            _in(
+                reported_key(f"reading_{number}", reading.reported_unit),
+                reading.reported,
+                reading.reported_unit,
+            ),
+            _out(f"reading_{number}_bytes", reading.bytes, "B"),
+            _out(f"reading_{number}_gib", gib(reading.bytes), "GiB", 2),
         ]
     for number, package in enumerate(card.packages, 1):
         figures += [
@@ -312,6 +334,143 @@ def _lab_not_predicted() -> WorkedExample:
     )
 
 
+# The KV-cache guide's models, as their published config.json state them (snippets/models/).
+LLAMA_3_8B_ATTENTION = {"layers": 32, "query_heads": 32, "kv_heads": 8, "head_dim": 128}
+GEMMA_2_9B_CONFIG: dict[str, Any] = {
+    "model_type": "gemma2",
+    "num_hidden_layers": 42,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 256,
+    "hidden_size": 3584,
+    "intermediate_size": 14336,
+    "vocab_size": 256000,
+    "sliding_window": 4096,
+}
+KV_GUIDE_TOKENS = 8192
+KV_GUIDE_BYTES_PER_VALUE = 2
+PAGED_EXAMPLE = {"tokens": 1000, "block_tokens": 16}
+QUANTIZED_KV_BITS = 4
+
+
+def _llama_spec(kv_heads: int, tokens: int, bytes_per_value: Fraction) -> KVCacheSpec:
+    attention = LLAMA_3_8B_ATTENTION
+    return KVCacheSpec(
+        layers=attention["layers"],
+        kv_heads=kv_heads,
+        head_dim=attention["head_dim"],
+        tokens=tokens,
+        bytes_per_value=bytes_per_value,
+    )
+
+
+def _kv_heads_llama() -> WorkedExample:
+    """GQA as published, and the same layers if every query head had its own K/V (MHA) or all
+    shared one (MQA): the cache scales with KV heads, not query heads."""
+    attention = LLAMA_3_8B_ATTENTION
+    two = Fraction(KV_GUIDE_BYTES_PER_VALUE)
+
+    def cache_gib(kv_heads: int) -> Fraction:
+        return _llama_spec(kv_heads, KV_GUIDE_TOKENS, two).kv_cache_gib
+
+    return WorkedExample(
+        id="kv-heads-llama-3-8b",
+        title={
+            "ko": "KV 헤드: Llama-3-8B의 GQA, MHA, MQA",
+            "id": "Kepala KV: GQA, MHA, MQA Llama-3-8B",
+        },
+        where="kv-cache.md#mha-gqa-mqa",
+        figures=(
+            _in("layers", attention["layers"]),
+            _in("query_heads", attention["query_heads"]),
+            _in("kv_heads", attention["kv_heads"]),
+            _in("head_dim", attention["head_dim"]),
+            _in("tokens", KV_GUIDE_TOKENS),
+            _in("bytes_per_value", two, "B"),
+            _out(
+                "kv_per_token_bytes", _llama_spec(attention["kv_heads"], 1, two).kv_cache_bytes, "B"
+            ),
+            _out("gqa_kv_cache_gib", cache_gib(attention["kv_heads"]), "GiB"),
+            _out("mha_kv_cache_gib", cache_gib(attention["query_heads"]), "GiB"),
+            _out("mqa_kv_cache_gib", cache_gib(1), "GiB", 3),
+        ),
+    )
+
+
+def _gemma_2_9b() -> WorkedExample:
+    """Gemma-2-9B's alternating sliding and global layers, under Transformers' dynamic cache."""
+    config = GEMMA_2_9B_CONFIG
+    layouts = layer_layouts(parse_config(config))
+    two = Fraction(KV_GUIDE_BYTES_PER_VALUE)
+    estimate = estimate_kv(layouts, KV_GUIDE_TOKENS, two)
+    sliding = sum(1 for layout in layouts if layout.window is not None)
+    return WorkedExample(
+        id="kv-gemma-2-9b",
+        title={"ko": "KV 캐시: Gemma-2-9B, 슬라이딩과 전체 어텐션", "id": "Cache KV: Gemma-2-9B"},
+        where="kv-cache.md#sliding-windows",
+        figures=(
+            _in("layers", config["num_hidden_layers"]),
+            _in("sliding_layers", sliding),
+            _in("full_layers", len(layouts) - sliding),
+            _in("query_heads", config["num_attention_heads"]),
+            _in("kv_heads", config["num_key_value_heads"]),
+            _in("head_dim", config["head_dim"]),
+            _in("hidden_size", config["hidden_size"]),
+            _out(
+                "hidden_over_heads", Fraction(config["hidden_size"], config["num_attention_heads"])
+            ),
+            _in("window", config["sliding_window"]),
+            _in("tokens", KV_GUIDE_TOKENS),
+            _in("bytes_per_value", two, "B"),
+            _out("kv_per_token_bytes", estimate.kv_bytes_per_token, "B"),
+            _out("peak_kv_cache_bytes", estimate.kv_cache_bytes, "B"),
+            _out("peak_kv_cache_gib", gib(estimate.kv_cache_bytes), "GiB", 3),
+            _out("decoding_kv_cache_bytes", estimate.kv_cache_decoding_bytes, "B"),
+            _out("decoding_kv_cache_gib", gib(estimate.kv_cache_decoding_bytes), "GiB", 2),
+        ),
+    )
+
+
+def _kv_quantized() -> WorkedExample:
+    bytes_per_value = Fraction(QUANTIZED_KV_BITS, BITS_PER_BYTE)
+    spec = _llama_spec(LLAMA_3_8B_ATTENTION["kv_heads"], KV_GUIDE_TOKENS, bytes_per_value)
+    return WorkedExample(
+        id="kv-quantized-4bit",
+        title={"ko": "4비트 KV 캐시", "id": "Cache KV 4 bit"},
+        where="kv-cache.md#quantized",
+        figures=(
+            _in("bits", QUANTIZED_KV_BITS),
+            _in("tokens", KV_GUIDE_TOKENS),
+            _out("bytes_per_value", bytes_per_value, "B", 1),
+            _out("kv_cache_gib", spec.kv_cache_gib, "GiB", 2),
+        ),
+    )
+
+
+def _kv_paged() -> WorkedExample:
+    tokens, block = PAGED_EXAMPLE["tokens"], PAGED_EXAMPLE["block_tokens"]
+    blocks = -(-tokens // block)  # whole blocks: a partly filled block is allocated in full
+    two = Fraction(KV_GUIDE_BYTES_PER_VALUE)
+    kv_heads = LLAMA_3_8B_ATTENTION["kv_heads"]
+    return WorkedExample(
+        id="kv-paged-blocks",
+        title={"ko": "블록 단위 할당", "id": "Alokasi per blok"},
+        where="kv-cache.md#paged",
+        figures=(
+            _in("tokens", tokens),
+            _in("block_tokens", block),
+            _out("blocks", blocks),
+            _out("allocated_tokens", blocks * block),
+            _out("kv_cache_bytes", _llama_spec(kv_heads, tokens, two).kv_cache_bytes, "B"),
+            _out(
+                "allocated_kv_cache_bytes",
+                _llama_spec(kv_heads, blocks * block, two).kv_cache_bytes,
+                "B",
+            ),
+        ),
+    )
+
+
 _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _units_definitions,
     lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
@@ -325,6 +484,10 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _shortlist_7b,
     _lab_prediction,
     _lab_not_predicted,
+    _kv_heads_llama,
+    _gemma_2_9b,
+    _kv_quantized,
+    _kv_paged,
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,11 +25,24 @@ DATA = Path(__file__).resolve().parent / "data"
 RESULT_1_0_0 = DATA / "result-1.0.0-fake-counters.json"
 
 
+# The locale variables the script reads its default language from (mm.LOCALE_VARIABLES).
+LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+
 def run_script(
-    *args: str, cwd: Path, isolated: bool = True, timeout: float = 120
+    *args: str,
+    cwd: Path,
+    isolated: bool = True,
+    timeout: float = 120,
+    locale: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run mesure_memoire.py as a user would; `-I -S` keeps site-packages (and torch) away."""
+    """Run mesure_memoire.py as a user would; `-I -S` keeps site-packages (and torch) away.
+
+    The test machine's locale is replaced by `locale` (none by default: the source language),
+    so that what a run prints does not depend on where the tests run.
+    """
     flags = ["-I", "-S"] if isolated else ["-I"]
+    env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARIABLES}
     return subprocess.run(
         [sys.executable, *flags, str(SCRIPT), *args],
         cwd=cwd,
@@ -36,6 +50,7 @@ def run_script(
         text=True,
         timeout=timeout,
         check=False,
+        env={**env, **(locale or {})},
     )
 
 
@@ -61,17 +76,50 @@ def validation_argv(output: Path, *extra: str) -> list[str]:
     ]
 
 
-def notebook_code_cells() -> dict[str, str]:
-    """Code cells of the notebook's percent source by tag (no jupytext needed)."""
-    text = (LAB_DIR / "iteragpu_lab.py").read_text("utf-8")
+NOTEBOOK_SOURCE = LAB_DIR / "iteragpu_lab.py"
+
+
+def _percent_cells(text: str) -> list[tuple[str, list[str], str]]:
+    """(header, tags, body) of each cell of a jupytext percent source, the header included."""
     headers = re.findall(r"^# %%.*$", text, flags=re.M)
     bodies = re.split(r"^# %%.*$", text, flags=re.M)[1:]
-    cells = {}
+    cells = []
     for header, body in zip(headers, bodies, strict=True):
-        match = re.search(r'tags=\["([^"]+)"\]', header)
-        if "[markdown]" not in header and match:
-            cells[match.group(1)] = body
+        match = re.search(r"tags=(\[[^\]]*\])", header)
+        cells.append((header, json.loads(match.group(1)) if match else [], body))
     return cells
+
+
+def notebook_source(lang: str, text: str | None = None) -> str:
+    """The percent source without the cells tagged for another language (no jupytext needed):
+    what `lang`'s notebook runs, its comments aside."""
+    text = NOTEBOOK_SOURCE.read_text("utf-8") if text is None else text
+    prologue = re.split(r"^# %%.*$", text, flags=re.M)[0]
+    kept = [
+        header + body
+        for header, tags, body in _percent_cells(text)
+        if all(t == f"lang-{lang}" for t in tags if t.startswith("lang-"))
+    ]
+    return prologue + "".join(kept)
+
+
+def notebook_code_cells(lang: str = mm.SOURCE_LANGUAGE) -> dict[str, str]:
+    """Code cells of `lang`'s notebook by tag, from the percent source (no jupytext needed)."""
+    cells = {}
+    for header, tags, body in _percent_cells(notebook_source(lang)):
+        names = [t for t in tags if not t.startswith("lang-")]
+        if "[markdown]" not in header and names:
+            cells[names[0]] = body
+    return cells
+
+
+def notebook_namespace(*tags: str, lang: str = mm.SOURCE_LANGUAGE) -> dict[str, Any]:
+    """The namespace after running these code cells of `lang`'s notebook, in this order."""
+    cells = notebook_code_cells(lang)
+    namespace: dict[str, Any] = {}
+    for tag in tags:
+        exec(compile(cells[tag], f"<notebook {lang} {tag}>", "exec"), namespace)
+    return namespace
 
 
 def load_schema() -> dict[str, Any]:

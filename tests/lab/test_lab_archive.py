@@ -152,7 +152,7 @@ def test_the_last_date_a_zip_can_store_is_2107(tmp_path: Path) -> None:
 BAD_EPOCHS = [
     ("past 2107", "4354819200", "2107"),
     ("far future", "99999999999999999999", "2107"),
-    ("5000 digits", "9" * 5000, "5000 characters"),
+    ("5000 digits", "9" * 5000, repr("9" * 40) + "..."),  # cut short: one short line
     ("Arabic-Indic digit", "\u0661\u0667\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660", "0-9"),
     ("negative", "-1", "0-9"),
     ("fraction", "1.5", "0-9"),

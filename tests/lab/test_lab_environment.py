@@ -11,8 +11,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from foreign_text import english_sentences, number_separators
 from lab_support import load_schema
 
+from iteragpu.i18n.languages import CODES
 from iteragpu.lab import mesure_memoire as mm
 
 
@@ -97,7 +99,7 @@ class FakeNvml:
 def no_driver_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     """No nvidia-smi, no NVML, no /proc or /sys files, no libcuda: each test adds its own."""
     monkeypatch.setattr(mm, "_nvidia_smi_driver_version", lambda: None)
-    monkeypatch.setattr(mm, "_import_nvml", lambda: (None, "not importable (test)"))
+    monkeypatch.setattr(mm, "_import_nvml", lambda lang: (None, "not importable (test)"))
     monkeypatch.setattr(mm, "_file_first_line", lambda path, pattern: None)
     monkeypatch.setattr(mm, "_libcuda_driver_cuda_version", lambda: None)
 
@@ -131,12 +133,13 @@ def test_only_the_requested_device_is_asked_for_its_memory(requested: int) -> No
 
 
 @pytest.mark.usefixtures("no_driver_tools")
-def test_a_missing_device_index_is_not_queried_and_not_usable() -> None:
+@pytest.mark.parametrize("lang", CODES)
+def test_a_missing_device_index_is_not_queried_and_not_usable(lang: str) -> None:
     torch = fake_torch(count=1)
-    env = mm.collect_environment("cuda:3", torch)
+    env = mm.collect_environment("cuda:3", torch, lang=lang)
     assert [call for call in torch.calls if call[0] == "mem_get_info"] == []
     assert env["requested_device_usable"] is False
-    assert env["requested_device_problem"] == "no such GPU: cuda:3 (1 visible)"
+    assert env["requested_device_problem"] == mm.say(lang, "no_such_gpu", device="cuda:3", count=1)
 
 
 @pytest.mark.usefixtures("no_driver_tools")
@@ -181,8 +184,13 @@ def test_caching_off_is_recorded_and_makes_the_counters_unreadable(
     assert "PYTORCH_NO_CUDA_MEMORY_CACHING" in env["allocator"]["caching_disabled_reason"]
     monkeypatch.setattr(mm, "TorchCounterSource", lambda torch, device: object())
     monkeypatch.setattr(mm, "TorchWorkload", lambda *a: object())
-    args = argparse.Namespace(device="cuda:0", batch=1, context=16, width=64, dtype="float32")
+    args = argparse.Namespace(
+        device="cuda:0", batch=1, context=16, width=64, dtype="float32", lang="id"
+    )
     backend = mm._TorchBackend(torch, "cuda:0", args)
+    assert backend.environment["allocator"]["caching_disabled_reason"] == mm.say(
+        "id", "caching_disabled", setting="PYTORCH_NO_CUDA_MEMORY_CACHING='1'"
+    )
     assert isinstance(backend.source, mm.UnreadableCounters)
     with pytest.raises(mm.CountersUnavailable):
         backend.source.memory_allocated()
@@ -199,7 +207,7 @@ def test_nvml_lists_every_gpu_without_torch(
     monkeypatch: pytest.MonkeyPatch, no_driver_tools: None
 ) -> None:
     nvml = FakeNvml(count=2)
-    monkeypatch.setattr(mm, "_import_nvml", lambda: (nvml, None))
+    monkeypatch.setattr(mm, "_import_nvml", lambda lang: (nvml, None))
     env = mm.collect_environment("cuda:0", None, "ModuleNotFoundError: test")
     assert env["nvml_devices"] == [
         {
@@ -247,16 +255,16 @@ def test_driver_version_fallbacks(
     monkeypatch.setattr(mm, "_file_first_line", lambda path, pattern: files[path])
     nvml = FakeNvml() if available.get("nvml") else None
     missing: list[str] = []
-    driver = mm.collect_driver(nvml, missing)
+    driver = mm.collect_driver(nvml, missing, "ko")
     assert (driver["version"], driver["version_source"]) == expected
-    assert any("driver version not read" in m for m in missing) is (expected[0] is None)
+    assert (mm.say("ko", "driver_not_read") in missing) is (expected[0] is None)
 
 
 def test_driver_cuda_version_falls_back_to_libcuda(
     monkeypatch: pytest.MonkeyPatch, no_driver_tools: None
 ) -> None:
     monkeypatch.setattr(mm, "_libcuda_driver_cuda_version", lambda: "12.8")
-    driver = mm.collect_driver(None, [])
+    driver = mm.collect_driver(None, [], "ko")
     assert (driver["cuda_version"], driver["cuda_version_source"]) == ("12.8", "libcuda")
 
 
@@ -276,10 +284,19 @@ def test_cuda_version_encoding(encoded: int, text: str) -> None:
 
 
 @pytest.mark.usefixtures("no_driver_tools")
-def test_environment_text_lists_the_new_fields() -> None:
-    text = mm.format_environment_text(mm.collect_environment("cuda:1", fake_torch(count=2)))
+@pytest.mark.parametrize("lang", CODES)
+def test_environment_text_lists_the_new_fields(lang: str) -> None:
+    environment = mm.collect_environment("cuda:1", fake_torch(count=2), lang=lang)
+    text = mm.format_environment_text(environment, lang)
     assert "CUBLAS_WORKSPACE_CONFIG:" in text and "CUDA_VISIBLE_DEVICES:" in text
-    assert "seed:              0" in text
+    [seed] = [line for line in text.splitlines() if line.startswith(mm.say(lang, "label_seed"))]
+    assert seed.split(":", 1)[1].strip() == "0"
     [first] = [line for line in text.splitlines() if line.startswith("cuda:0:")]
     [second] = [line for line in text.splitlines() if line.startswith("cuda:1:")]
-    assert "free" not in first and "free" in second
+    free = mm.say(lang, "device_free", free="", total="").strip(", ").split()[0]
+    assert free not in first and free in second
+    # the fake device's memory grouped as the reader groups digits (versions, compute
+    # capabilities and PCI addresses are no quantities and keep their dots)
+    _, group = number_separators(lang)
+    assert f"{24 * 2**30:,} B".replace(",", group) in first
+    assert english_sentences(text) == []

@@ -39,7 +39,8 @@ def simulated_runner(gpu_check: ModuleType, extra_bytes: int = 0) -> Any:
     def factory(args: argparse.Namespace) -> SimulatedBackend:
         index = mm.parse_device(args.device)
         if index >= 1:
-            raise mm.UsageError(f"no such GPU: cuda:{index} (1 visible). Nothing was written.")
+            problem = mm.say(args.lang, "no_such_gpu", device=f"cuda:{index}", count=1)
+            raise mm.UsageError("nothing_written", problem=problem)
         backend = SimulatedBackend(args)
         backend.environment["torch"]["device_count"] = 1
         if extra_bytes:  # a model_load that allocates more than predict says

@@ -28,9 +28,12 @@ def test_parameters_accept_the_cli_forms(tmp_path: Path, text: str) -> None:
     assert json.loads(done.stdout)["parameters"] == 7_000_000_000
 
 
-@pytest.mark.parametrize(("text", "value"), [("70M", 70_000_000), ("1.5B", 1_500_000_000)])
-def test_parameters_suffixes_scale(text: str, value: int) -> None:
-    assert mm.parse_whole(text, minimum=1, maximum=mm.MAX_PARAMETERS, suffixes=True) == value
+@pytest.mark.parametrize(
+    ("text", "lang", "value"),
+    [("70M", "ko", 70_000_000), ("1.5B", "ko", 1_500_000_000), ("1,5B", "id", 1_500_000_000)],
+)
+def test_parameters_suffixes_scale(text: str, lang: str, value: int) -> None:
+    assert mm.parse_count(text, lang, maximum=mm.MAX_PARAMETERS) == value
 
 
 def test_dimensions_use_the_same_grammar(tmp_path: Path) -> None:
@@ -62,40 +65,43 @@ def test_underscores_between_digits_are_group_separators(text: str) -> None:
 
 @pytest.mark.parametrize("text", ["_1", "1_", "1__0", "1._5", "1e_5", "_", ".", "e5", "1e", "--1"])
 def test_misplaced_underscores_and_fragments_are_refused(text: str) -> None:
-    with pytest.raises(mm.NumberError, match="not a number"):
+    with pytest.raises(mm.NumberError) as refused:
         mm.parse_number(text)
+    assert refused.value.reason == "not_number"
 
 
 @given(st.characters(categories=["Nd"]).filter(lambda c: not "0" <= c <= "9"))
 def test_every_non_ascii_digit_is_refused_by_name(digit: str) -> None:
     with pytest.raises(mm.NumberError) as info:
         mm.parse_number(f"1{digit}")
+    assert info.value.reason == "non_ascii_digit"
     assert unicodedata.name(digit) in str(info.value)
-    assert "ASCII digit" in str(info.value)
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "reason"),
     [
-        ("1" * 51, "too many digits"),
-        ("0." + "0" * 60 + "1" * 51, "too many digits"),
-        ("1e51", "exponent out of range"),
-        ("1e-51", "exponent out of range"),
-        ("1e" + "9" * 5000, "exponent out of range"),
-        ("inf", "not a number"),
-        ("nan", "not a number"),
+        ("1" * 51, "too_many_digits"),
+        ("0." + "0" * 60 + "1" * 51, "too_many_digits"),
+        ("1e51", "exponent_out_of_range"),
+        ("1e-51", "exponent_out_of_range"),
+        ("1e" + "9" * 5000, "exponent_out_of_range"),
+        ("inf", "not_number"),
+        ("nan", "not_number"),
     ],
 )
-def test_bounds_are_checked_at_parse_time(text: str, message: str) -> None:
-    with pytest.raises(mm.NumberError, match=message):
+def test_bounds_are_checked_at_parse_time(text: str, reason: str) -> None:
+    with pytest.raises(mm.NumberError) as refused:
         mm.parse_number(text)
+    assert refused.value.reason == reason
 
 
 def test_bounds_allow_their_limits() -> None:
     assert mm.parse_number("1" * 50) == int("1" * 50)
     assert mm.parse_number("0" * 49 + "1") == 1
-    with pytest.raises(mm.NumberError, match="too many digits"):
+    with pytest.raises(mm.NumberError) as refused:
         mm.parse_number("0" * 50 + "1")  # every digit counts, as in the CLI
+    assert refused.value.reason == "too_many_digits"
     assert mm.parse_number("1e50") == 10**50 and mm.parse_number("1e-50") == Fraction(1, 10**50)
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from foreign_text import foreign_numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lab_support import (
@@ -19,6 +20,7 @@ from lab_support import (
     pytorch_round_size,
     run_script,
 )
+from support import per_language
 
 from iteragpu import examples
 from iteragpu.lab import mesure_memoire as mm
@@ -137,13 +139,29 @@ def test_predict_json_from_the_command_line(tmp_path: Path) -> None:
             assert type(value) is int  # the JSON convention: integer bytes
 
 
-def test_predict_text(tmp_path: Path) -> None:
-    done = run_script("predict", *VALIDATION, cwd=tmp_path)
+PREDICTED_TEXT = per_language(
+    {
+        "ko": ("133,632 B", "132,864 B", "768 B", "+4,096 B", "137,728 B"),
+        "id": ("133.632 B", "132.864 B", "768 B", "+4.096 B", "137.728 B"),
+    }
+)
+
+
+@pytest.mark.parametrize(("lang", "figures"), PREDICTED_TEXT)
+def test_predict_text(tmp_path: Path, lang: str, figures: tuple[str, ...]) -> None:
+    done = run_script("predict", *VALIDATION, "--lang", lang, cwd=tmp_path)
     assert done.returncode == 0
-    assert "133,632 B allocated" in done.stdout
-    assert "raw 132,864 B + 768 B rounding" in done.stdout
-    assert "+4,096 B" in done.stdout
-    assert "not predicted" in done.stdout and "cuBLAS" in done.stdout
+    model_load, raw, rounding, inputs_added, inputs = figures
+    lines = done.stdout.splitlines()
+    [model_line] = [line for line in lines if line.startswith("model_load:")]
+    assert model_line.split(":", 1)[1].strip() == mm.say(
+        lang, "predict_step", allocated=model_load, added=model_load, raw=raw, rounding=rounding
+    )
+    [inputs_line] = [line for line in lines if line.startswith("inputs:")]
+    assert f" {inputs} " in inputs_line and f"({inputs_added}:" in inputs_line
+    not_predicted = [line for line in lines if line.startswith(mm.say(lang, "label_not_predicted"))]
+    assert len(not_predicted) == len(mm.NOT_PREDICTED) and "cuBLAS" in not_predicted[0]
+    assert foreign_numbers(done.stdout, lang) == []
 
 
 @pytest.mark.parametrize(("lang", "separator"), [("ko", ","), ("id", ".")])

@@ -23,6 +23,7 @@ from lab_support import (
     validation_argv,
 )
 
+from iteragpu.i18n.languages import SOURCE
 from iteragpu.lab import mesure_memoire as mm
 
 BEFORE = ["synchronize", "memory_allocated", "memory_reserved", "reset_peak_memory_stats"]
@@ -143,7 +144,11 @@ def test_out_of_memory_keeps_the_phase_message_and_last_readings() -> None:
     assert outcome["status"] == "failed" and outcome["exit_code"] == mm.EXIT_PHASE_FAILED == 4
     assert (outcome["failed_phase"], outcome["failed_repeat"]) == ("warm_forward", 1)
     assert outcome["error"]["type"] == "OutOfMemoryError"
-    assert "FAILED" in lines[-1]
+    assert lines[-1] == "[5/8] warm_forward 1/4: " + mm.say(
+        SOURCE,
+        "phase_failed",
+        error="OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    )
 
 
 def test_unread_counter_is_null_not_zero() -> None:
@@ -350,10 +355,14 @@ def test_measure_end_to_end_with_fake_backend(
     assert result["counters_unavailable_reason"] is None
     captured = capsys.readouterr()
     progress = captured.err.splitlines()
-    assert any("warm_forward 1/2: ok" in line for line in progress)
-    assert any("warm_forward 2/2: ok" in line for line in progress)
+    for index, record in enumerate(result["phases"][4:], start=5):
+        # the clock advances 1 ms a reading: each phase lasts 1 ms
+        assert record["duration_ns"] == 10**6
+        ok = mm.say(SOURCE, "phase_ok", ms="1", peak=f"{record['peak_allocated_bytes']:,} B")
+        assert f"[{index}/6] warm_forward {record['repeat']}/2: {ok}" in progress
     assert "Traceback" not in captured.err
-    assert f"wrote {out}" in captured.out
+    wrote = mm.say(SOURCE, "wrote", path=out, status=mm.say(SOURCE, "status_ok"))
+    assert captured.out == wrote + "\n"
 
 
 def test_measure_out_of_memory_writes_the_result_and_exits_4(
@@ -372,7 +381,15 @@ def test_measure_out_of_memory_writes_the_result_and_exits_4(
     assert last["peak_allocated_bytes"] is not None
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert err.splitlines()[-1].startswith("mesure_memoire.py: error: phase cold_forward failed")
+    failed = mm.say(
+        SOURCE,
+        "phase_outcome",
+        phase="cold_forward",
+        status=mm.say(SOURCE, "status_failed"),
+        message="CUDA out of memory. Tried to allocate 2.00 GiB",
+        path=out,
+    )
+    assert err.splitlines()[-1] == mm.error_line(SOURCE, "mesure_memoire.py", failed)
 
 
 def test_result_with_nulls_validates_and_zero_is_not_substituted(tmp_path: Path) -> None:
@@ -414,7 +431,8 @@ def test_simulated_allocator_run_matches_the_prediction(tmp_path: Path) -> None:
     workspace = CUBLAS_WORKSPACE_PRE_HOPPER_BYTES
     assert result["prediction"]["cold_forward_unexplained_bytes"] == workspace
     assert by_phase["cold_forward"]["prediction"]["end_allocated_difference_bytes"] == workspace
-    assert "not the model" in result["prediction"]["cold_forward_unexplained_meaning"]
+    meaning = result["prediction"]["cold_forward_unexplained_meaning"]
+    assert meaning == mm.say(result["language"], "unexplained_meaning")
     # warm phases carry the workspace but add nothing unexplained of their own
     for record in result["phases"][3:]:
         prediction = record["prediction"]
@@ -453,7 +471,7 @@ def test_caching_off_stores_null_counters_with_the_reason(
         assert record["prediction"]["end_allocated_difference_bytes"] is None
     assert result["outcome"]["complete_readings"] is False
     assert result["prediction"]["cold_forward_unexplained_bytes"] is None
-    assert "counters not read" in capsys.readouterr().err
+    assert mm.say(SOURCE, "counters_not_read", reason=reason) in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["1", "0", ""])
@@ -512,7 +530,8 @@ def test_unavailable_backend_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "none.json"
 
     def unavailable(args: Any) -> Any:
-        raise mm.UsageError("PyTorch 2.13.0 sees no GPU. Nothing was written.")
+        problem = mm.say(args.lang, "sees_no_gpu", version="2.13.0")
+        raise mm.UsageError("nothing_written", problem=problem)
 
     assert mm.main(validation_argv(out), backend_factory=unavailable) == 2
     assert not out.exists()
@@ -530,4 +549,7 @@ def test_internal_error_leaves_no_file(tmp_path: Path, capsys: pytest.CaptureFix
     assert mm.main(validation_argv(out), backend_factory=broken, clock=make_clock()) == 1
     assert list(tmp_path.iterdir()) == []
     err = capsys.readouterr().err
-    assert "internal error" in err and "Traceback" not in err
+    assert err.splitlines()[-1].startswith(
+        mm.error_line(SOURCE, "mesure_memoire.py", mm.say(SOURCE, "internal_error", error=""))
+    )
+    assert "Traceback" not in err

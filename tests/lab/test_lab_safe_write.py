@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 from lab_support import fake_factory, load_schema, make_clock, validation_argv
 
+from iteragpu.i18n.languages import SOURCE
 from iteragpu.lab import mesure_memoire as mm
 
 FAKE_MEASURE = Path(__file__).with_name("fake_measure.py")
@@ -75,7 +76,8 @@ def test_sigterm_and_sigint_mid_run_write_a_complete_partial_result(
     last = result["phases"][-1]
     assert last["status"] == "interrupted"  # the interrupted phase is kept
     assert last["start_allocated_bytes"] is not None and last["end_allocated_bytes"] is not None
-    assert "wrote out.json (outcome: interrupted)" in stdout
+    interrupted = mm.say(SOURCE, "status_interrupted")
+    assert mm.say(SOURCE, "wrote", path="out.json", status=interrupted) in stdout
     # a rerun works (a new name: the partial result is kept)
     assert rerun_writes(folder, "again.json")["outcome"]["status"] == "ok"
 
@@ -193,7 +195,14 @@ def test_measure_write_failure_exits_5_without_a_file(
     [kept] = list(tmp_path.iterdir())  # the complete result, under its temporary name
     jsonschema.Draft202012Validator(load_schema()).validate(json.loads(kept.read_text()))
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()[-1:]) == 1 and "complete result is kept" in err
+    kept_as = mm.say(
+        SOURCE,
+        "cannot_write_kept",
+        path=repr(str(out)),
+        error="[Errno 1] Operation not permitted",
+        temporary=repr(str(kept)),
+    )
+    assert err.splitlines()[-1] == mm.error_line(SOURCE, "mesure_memoire.py", kept_as)
 
 
 def test_unwritable_folder_is_refused_before_measuring(tmp_path: Path) -> None:
@@ -246,7 +255,8 @@ def test_signal_during_the_write_waits_for_the_complete_file(
     assert code == 0
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["outcome"]["status"] == "ok"
-    assert "SIGTERM arrived while the result was being written" in capsys.readouterr().err
+    waited = mm.say(SOURCE, "signal_while_writing", signal="SIGTERM")
+    assert waited in capsys.readouterr().err.splitlines()
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handler was restored
 
 
@@ -260,6 +270,7 @@ def test_interrupt_before_any_phase_writes_nothing(
     out = tmp_path / "r.json"
     assert mm.main(validation_argv(out), backend_factory=loading_torch) == code  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "nothing was written" in err
+    reason = mm.say(SOURCE, "interrupted_sigint" if code == 130 else "terminated_sigterm")
+    nothing = mm.say(SOURCE, "interrupted_nothing_written", reason=reason)
+    assert capsys.readouterr().err == mm.error_line(SOURCE, "mesure_memoire.py", nothing) + "\n"
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 import subprocess
 import time
 from decimal import ROUND_HALF_UP, Decimal, localcontext
@@ -11,8 +12,11 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from foreign_text import english_sentences, foreign_numbers, number_separators
 from lab_support import SCRIPT, fake_factory, run_script
+from support import per_language
 
+from iteragpu.i18n.languages import CODES, SOURCE
 from iteragpu.lab import mesure_memoire as mm
 from iteragpu.lab.mesure_memoire import BYTES_PER_GB, BYTES_PER_GIB, dense_weight_bytes
 
@@ -26,6 +30,15 @@ def expected_decimal(numerator: int, denominator: int) -> str:
         )
     text = f"{value:f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def written_in(text: str, lang: str) -> str:
+    """A plain number ("1234567.5") as a reader of `lang` writes it, with the separators the
+    package's Babel-derived format_number prints (not the script's own table)."""
+    decimal, group = number_separators(lang)
+    whole, _, fraction = text.partition(".")
+    grouped = f"{int(whole):,}".replace(",", group)
+    return grouped + (decimal + fraction if fraction else "")
 
 
 def no_traceback(stderr: str) -> bool:
@@ -49,40 +62,106 @@ def _estimate(
     return run_script("estimate", *args, cwd=tmp_path)
 
 
+def labelled(text: str, label: str) -> str:
+    """The value of the `label:` line of a text report."""
+    [line] = [line for line in text.splitlines() if line.startswith(label + ":")]
+    return line[len(label) + 1 :].strip()
+
+
+@pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize(("parameters", "bits", "reserve"), ESTIMATE_CASES)
 def test_estimate_text_matches_exact_arithmetic(
-    tmp_path: Path, parameters: int, bits: str, reserve: str
+    tmp_path: Path, parameters: int, bits: str, reserve: str, lang: str
 ) -> None:
-    done = _estimate(tmp_path, parameters, bits, reserve)
+    done = _estimate(tmp_path, parameters, bits, reserve, "--lang", lang)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    exact = dense_weight_bytes(parameters, Fraction(bits))
+    exact = Fraction(parameters) * Fraction(bits) / 8
     # integer arithmetic, independent of the script's formatting code
     num, den = exact.numerator, exact.denominator
     weights_bytes = -(-num // den)
     reserve_exact = Fraction(reserve) * BYTES_PER_GIB
     total_exact = exact + reserve_exact
     out = done.stdout
-    assert f"weights:          {weights_bytes:,} B" in out
-    assert f"{expected_decimal(num, den * BYTES_PER_GB)} GB" in out
-    assert f"{expected_decimal(num, den * BYTES_PER_GIB)} GiB" in out
+    assert labelled(out, mm.say(lang, "label_weights")).startswith(
+        written_in(str(weights_bytes), lang) + " B"
+    )
+    gb = written_in(expected_decimal(num, den * BYTES_PER_GB), lang)
+    assert labelled(out, mm.say(lang, "label_weights_gb")).startswith(f"{gb} GB ")
+    gib = written_in(expected_decimal(num, den * BYTES_PER_GIB), lang)
+    assert labelled(out, mm.say(lang, "label_weights_gib")).startswith(f"{gib} GiB ")
     total = expected_decimal(total_exact.numerator, total_exact.denominator * BYTES_PER_GIB)
-    assert f"total (GiB):      {total} GiB" in out
-    assert "activations, gradients, KV cache, optimizer states" in out
-    assert ("quantization scales" in out) == (Fraction(bits) < 16)
+    total_line = labelled(out, mm.say(lang, "label_total_gib"))
+    assert total_line.startswith(f"{written_in(total, lang)} GiB ")
+    not_counted = labelled(out, mm.say(lang, "label_not_counted"))
+    for code in ("activations", "gradients", "kv_cache", "optimizer_states"):
+        assert mm.say(lang, code) in not_counted
+    quantized = mm.say(lang, "quantization_scales_and_metadata")
+    assert (quantized in not_counted) == (Fraction(bits) < 16)
+    assert foreign_numbers(out, lang) == []
 
 
-def test_estimate_text_reproduces_the_guide(tmp_path: Path) -> None:
+GUIDE_FIGURES = per_language(
+    {
+        "ko": ("14,000,000,000 B", "14 GB", "13.04 GiB", "4 GiB", "17.04 GiB"),
+        "id": ("14.000.000.000 B", "14 GB", "13,04 GiB", "4 GiB", "17,04 GiB"),
+    }
+)
+
+
+@pytest.mark.parametrize(("lang", "figures"), GUIDE_FIGURES)
+def test_estimate_text_reproduces_the_guide(
+    tmp_path: Path, lang: str, figures: tuple[str, ...]
+) -> None:
     done = run_script(
-        "estimate", "--parameters", "7000000000", "--bits", "16", "--reserve-gib", "4", cwd=tmp_path
+        *["estimate", "--parameters", "7000000000", "--bits", "16", "--reserve-gib", "4"],
+        *["--lang", lang],
+        cwd=tmp_path,
     )
     assert done.returncode == 0
     assert dense_weight_bytes(7_000_000_000, 16) == 14 * BYTES_PER_GB
-    for needle in ("14,000,000,000 B", "14 GB", "13.04 GiB", "4 GiB", "17.04 GiB"):
+    for needle in figures:
         assert needle in done.stdout
     # GB and GiB never share a line
     for line in done.stdout.splitlines():
         assert not (" GB" in line and " GiB" in line), line
+
+
+@pytest.mark.parametrize(
+    ("lang", "bits", "reserve"),
+    [("id", "4,5", "0,25"), ("id", "4.5", "0.25"), (SOURCE, "4.5", "0.25")],
+)
+def test_estimate_reads_the_readers_decimal_mark(
+    tmp_path: Path, lang: str, bits: str, reserve: str
+) -> None:
+    done = _estimate(tmp_path, 123_456_789, bits, reserve, "--lang", lang, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["bits"], data["reserve_gib"], data["language"]) == ("4.5", "0.25", lang)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "reason"),
+    [
+        ("id", "1,500", "ambiguous_separator"),
+        ("id", "1.500", "ambiguous_separator"),
+        ("id", "1,5,0", "not_number"),
+        (SOURCE, "4,5", "not_number"),
+        (SOURCE, "1,500", "not_number"),
+    ],
+)
+def test_an_ambiguous_or_foreign_decimal_mark_is_refused_with_an_explanation(
+    tmp_path: Path, lang: str, text: str, reason: str
+) -> None:
+    done = _estimate(tmp_path, 7, text, "0", "--lang", lang)
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    with pytest.raises(mm.NumberError) as refused:
+        mm.parse_decimal(text, lang, maximum=mm.MAX_BITS, allow_zero=False)
+    assert refused.value.reason == reason
+    assert refused.value.text(lang) in line
+    if reason == "ambiguous_separator":  # the two readings, written out with the user's mark
+        assert "1500" in line and f"1{text[1]}5" in line
 
 
 @pytest.mark.parametrize(("parameters", "bits", "reserve"), ESTIMATE_CASES)
@@ -133,8 +212,11 @@ def test_estimate_json_guide_values(tmp_path: Path) -> None:
     assert (data["reserve_gib"], data["total_gib"]) == ("4", "17.03851604461669921875")
 
 
-def test_measure_without_torch_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lang", CODES)
+def test_measure_without_torch_exits_2_and_writes_nothing(tmp_path: Path, lang: str) -> None:
     done = run_script(
+        "--lang",
+        lang,
         "measure",
         "--device",
         "cuda:0",
@@ -158,15 +240,20 @@ def test_measure_without_torch_exits_2_and_writes_nothing(tmp_path: Path) -> Non
     assert list(tmp_path.iterdir()) == []
     assert done.stdout == ""
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and "PyTorch is not installed" in lines[0]
+    missing = mm.say(lang, "torch_missing_for_measure", error="ModuleNotFoundError")
+    assert len(lines) == 1 and missing in lines[0]
     assert no_traceback(done.stderr)
 
 
+@pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize("as_json", [False, True])
-def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool) -> None:
+def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool, lang: str) -> None:
     done = run_script(
-        "environment", "--device", "cuda:0", *(["--json"] if as_json else []), cwd=tmp_path
+        *["environment", "--device", "cuda:0", "--lang", lang],
+        *(["--json"] if as_json else []),
+        cwd=tmp_path,
     )
+    missing = mm.say(lang, "torch_not_installed", error="ModuleNotFoundError")
     assert done.returncode == 2
     assert no_traceback(done.stderr)
     assert len(done.stderr.splitlines()) == 1
@@ -175,7 +262,8 @@ def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool) -> Non
         assert env["torch"]["installed"] is False
         assert env["torch"]["version"] is None
         assert env["requested_device_usable"] is False
-        assert any("PyTorch is not installed" in m for m in env["missing"])
+        assert missing in env["missing"]
+        assert env["language"] == lang
         assert set(env["allocator"]["settings"]) == {
             "PYTORCH_ALLOC_CONF",
             "PYTORCH_CUDA_ALLOC_CONF",
@@ -195,8 +283,13 @@ def test_environment_reports_missing_torch(tmp_path: Path, as_json: bool) -> Non
         assert env["nvml_devices"] is None  # nvidia-ml-py is not importable under -I -S
         assert any("nvidia-ml-py" in m for m in env["missing"])
     else:
-        assert "torch:             not installed" in done.stdout
-        assert "missing: PyTorch is not installed" in done.stdout
+        assert labelled(done.stdout, "PyTorch") == mm.say(lang, "not_installed")
+        missing_lines = [
+            line.split(":", 1)[1].strip()
+            for line in done.stdout.splitlines()
+            if line.startswith(mm.say(lang, "label_missing") + ":")
+        ]
+        assert missing in missing_lines
 
 
 def test_existing_output_is_refused_and_untouched(tmp_path: Path) -> None:
@@ -217,7 +310,10 @@ def test_existing_output_is_refused_and_untouched(tmp_path: Path) -> None:
     )
     assert done.returncode == mm.EXIT_OUTPUT_EXISTS == 3
     assert target.read_bytes() == original
-    assert len(done.stderr.splitlines()) == 1 and "already exists" in done.stderr
+    refusal = mm.say(SOURCE, "output_exists", path=repr("mesures.json"))
+    assert done.stderr.splitlines() == [
+        f"mesure_memoire.py: {mm.say(SOURCE, 'error_word')}: {refusal}"
+    ]
     assert no_traceback(done.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mesures.json"]
 
@@ -334,28 +430,39 @@ BAD_ARGUMENTS = [
 ]
 
 
+@pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize("argv", [a for _, a in BAD_ARGUMENTS], ids=[n for n, _ in BAD_ARGUMENTS])
-def test_bad_arguments(tmp_path: Path, argv: list[str]) -> None:
+def test_bad_arguments(tmp_path: Path, argv: list[str], lang: str) -> None:
     started = time.perf_counter()
-    done = run_script(*argv, cwd=tmp_path)
+    done = run_script(*argv, cwd=tmp_path, locale={"LANG": f"{lang}.UTF-8"})
     assert time.perf_counter() - started < 5  # well under a second of work: no hang
     assert done.returncode == 2, done
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
-    assert "error" in lines[0]
+    # one line in the reader's language: its word for error, no English, its number format
+    assert f": {mm.say(lang, 'error_word')}: " in lines[0]
+    assert english_sentences(lines[0], allow=UNICODE_NAMES) == []
+    # what the user typed is quoted back as typed
+    assert foreign_numbers(re.sub(r"'[^']*'", "''", lines[0]), lang) == []
     assert no_traceback(done.stderr)
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []
 
 
+# Unicode's character names (the refused digits) are proper names, in English everywhere.
+UNICODE_NAMES = ("ARABIC-INDIC DIGIT", "DEVANAGARI DIGIT", "FULLWIDTH DIGIT")
+
+
 EXIT_CODES = (0, 1, 2, 3, 4, 5, 130, 143)
 
 
+@pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize("command", [[], ["estimate"], ["predict"], ["environment"], ["measure"]])
-def test_help_documents_every_exit_code(tmp_path: Path, command: list[str]) -> None:
-    done = run_script(*command, "--help", cwd=tmp_path)
+def test_help_documents_every_exit_code(tmp_path: Path, command: list[str], lang: str) -> None:
+    done = run_script(*command, "--help", "--lang", lang, cwd=tmp_path)
     assert done.returncode == 0
-    assert "exit codes:" in done.stdout
+    heading = mm.say(lang, "epilog").splitlines()[0]
+    assert f"\n{heading}\n" in done.stdout
     for code in EXIT_CODES:
         assert f"\n  {code} " in done.stdout
     assert "SIGTERM" in done.stdout and "SIGINT" in done.stdout
@@ -363,7 +470,7 @@ def test_help_documents_every_exit_code(tmp_path: Path, command: list[str]) -> N
 
 def test_readmes_and_pages_document_every_exit_code() -> None:
     repo = SCRIPT.parents[3]
-    for lang in ("ko", "id"):
+    for lang in CODES:
         text = (SCRIPT.parent / f"README.{lang}.md").read_text(encoding="utf-8")
         page = (repo / "docs" / lang / "docs" / "lab.md").read_text(encoding="utf-8")
         for code in EXIT_CODES:
@@ -380,6 +487,22 @@ def test_readmes_and_pages_document_every_exit_code() -> None:
     for code in EXIT_CODES:
         assert f"`{code}`" in readme
     assert "SIGTERM" in readme
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_readme_and_page_state_the_current_schema_version(lang: str) -> None:
+    repo = SCRIPT.parents[3]
+    readme = (SCRIPT.parent / f"README.{lang}.md").read_text(encoding="utf-8")
+    page = (repo / "docs" / lang / "docs" / "lab.md").read_text(encoding="utf-8")
+    assert mm.SCHEMA_VERSION in readme
+    assert f"`{mm.SCHEMA_VERSION}`" in page
+
+    # Every version the page names is one the schema reads: the current one or an older one.
+    def version(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.split("."))
+
+    stated = set(re.findall(r"`(\d+\.\d+\.\d+)`", page))
+    assert stated and all(version(v) <= version(mm.SCHEMA_VERSION) for v in stated), stated
 
 
 def test_version_option(tmp_path: Path) -> None:

@@ -6,14 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
+from foreign_text import english_sentences
 from lab_support import (
     VALIDATION_PHASES,
     FakeCounterSource,
     make_clock,
-    notebook_code_cells,
+    notebook_namespace,
     run_script,
 )
 
+from iteragpu.i18n.languages import CODES
 from iteragpu.lab import mesure_memoire as mm
 
 pytestmark = pytest.mark.torch
@@ -34,20 +36,28 @@ def cpu_only(torch):  # type: ignore[no-untyped-def]
 MEASURE = ["--batch", "1", "--context", "16", "--width", "64", "--dtype", "float32"]
 
 
+@pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize("device", ["cuda:0", "cuda", "cpu", "cuda:7"])
-def test_measure_exits_2_and_writes_nothing(cpu_only, tmp_path: Path, device: str) -> None:  # type: ignore[no-untyped-def]
+def test_measure_exits_2_and_writes_nothing(
+    cpu_only, tmp_path: Path, device: str, lang: str
+) -> None:  # type: ignore[no-untyped-def]
     done = run_script(
-        "measure", "--device", device, *MEASURE, "--output", "m.json", cwd=tmp_path, isolated=False
+        *["measure", "--device", device, *MEASURE, "--output", "m.json", "--lang", lang],
+        cwd=tmp_path,
+        isolated=False,
     )
     assert done.returncode == 2, done.stderr
     assert list(tmp_path.iterdir()) == []
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr
     if device == "cpu":
-        assert "is not a GPU" in lines[0]
+        problem = mm.say(lang, "device_not_gpu", device="'cpu'")
     else:
-        assert "Nothing was written" in lines[0]
-        assert "CPU-only build" in lines[0] or "sees no GPU" in lines[0]
+        key = "cpu_only_build" if cpu_only.version.cuda is None else "sees_no_gpu"
+        problem = mm.say(lang, key, version=cpu_only.__version__)
+    nothing = mm.say(lang, "nothing_written", problem=problem)
+    assert lines == [mm.error_line(lang, "mesure_memoire.py", nothing)]
+    assert english_sentences(lines[0]) == []
 
 
 def test_environment_reports_torch_and_exits_2(cpu_only, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -88,10 +98,7 @@ def test_real_workload_runs_under_the_protocol_on_cpu(torch) -> None:  # type: i
 
 def test_notebook_protocol_runs_with_torch_on_cpu(torch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The notebook's duplicated protocol, on CPU with stubbed torch.cuda counters."""
-    cells = notebook_code_cells()
-    namespace: dict[str, object] = {}
-    for tag in ("setup", "functions", "protocol", "parameters"):
-        exec(compile(cells[tag], f"<notebook {tag}>", "exec"), namespace)
+    namespace = notebook_namespace("setup", "messages", "functions", "protocol", "parameters")
     counters = {"memory_allocated": 1, "memory_reserved": 2}
     counters |= {"max_memory_allocated": 3, "max_memory_reserved": 4}
     for name, value in counters.items():
@@ -111,10 +118,7 @@ def test_notebook_protocol_runs_with_torch_on_cpu(torch, monkeypatch) -> None:  
 
 
 def test_notebook_interrupt_keeps_the_phase(torch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    cells = notebook_code_cells()
-    namespace: dict[str, object] = {}
-    for tag in ("setup", "functions", "protocol"):
-        exec(compile(cells[tag], f"<notebook {tag}>", "exec"), namespace)
+    namespace = notebook_namespace("setup", "messages", "functions", "protocol")
     for name in ("memory_allocated", "memory_reserved", "max_memory_allocated"):
         monkeypatch.setattr(torch.cuda, name, lambda device: 7)
     monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda device: 9)

@@ -1,5 +1,6 @@
-"""The built site's fixtures: the site folder, a local http server on it, Debian's Chromium
-(launched as `iteragpu.docs_tools.chromium` says, like the benchmarks) and a fresh page."""
+"""The built site's fixtures: the site folder, a local http server on it (the one `nox -s serve`
+runs, `iteragpu.docs_tools.serve`), Debian's Chromium (launched as `iteragpu.docs_tools.chromium`
+says, like the benchmarks) and a fresh page."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from iteragpu.docs_tools.chromium import CHROMIUM, CHROMIUM_ARGS
+from iteragpu.docs_tools.serve import SiteHandler
 from iteragpu.i18n.languages import CODES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,16 @@ def site() -> Path:
     return SITE
 
 
+def site_pages(site: Path, lang: str) -> list[str]:
+    """Every page of a language's built site, as paths under site/<lang>/ ("" is the home
+    page, "404.html" the not-found page)."""
+    pages = []
+    for path in sorted((site / lang).rglob("*.html")):
+        relative = path.relative_to(site / lang).as_posix()
+        pages.append(relative.removesuffix("index.html"))
+    return pages
+
+
 @pytest.fixture(scope="module")
 def base_url(site: Path) -> Iterator[str]:
     handler = functools.partial(_QuietHandler, directory=str(site))
@@ -47,7 +59,7 @@ def base_url(site: Path) -> Iterator[str]:
     server.shutdown()
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class _QuietHandler(SiteHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 

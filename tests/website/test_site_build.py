@@ -3,17 +3,25 @@ refusals. test_site.py checks the built site; test_third_language.py, a third la
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+import yaml
+from mkdocs.exceptions import PluginError
 
 from iteragpu.docs_tools.build_site import EXIT_INVALID_INPUT, main, root_page
 from iteragpu.docs_tools.notebook_page import fenced, notebook_markdown
 from iteragpu.i18n.languages import LANGUAGES, SOURCE
 
 from .conftest import ROOT
+
+# The site's build tools need the docs extra (MkDocs, Jinja): `nox -s site` runs these.
+pytestmark = pytest.mark.site
 
 
 def _notebook(*cells: tuple[str, str | list[str]]) -> str:
@@ -73,3 +81,34 @@ def test_the_driver_refuses_an_unknown_option_in_one_line(
     assert exit_info.value.code == EXIT_INVALID_INPUT
     err = capsys.readouterr().err
     assert err.startswith("build_site: error: ") and err.count("\n") == 1
+
+
+def _hooks() -> Any:
+    """docs/hooks.py, loaded as MkDocs loads it (a file, not a module of the package)."""
+    spec = importlib.util.spec_from_file_location("iteragpu_site_hooks", ROOT / "docs" / "hooks.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_language_without_its_chrome_words_is_refused() -> None:
+    hooks = _hooks()
+    config = SimpleNamespace(
+        config_file_path="docs/xx/mkdocs.yml",
+        extra={"chrome": {"dark_palette": "…", "permalink": "…"}},
+    )
+    with pytest.raises(PluginError, match=r"docs/xx/mkdocs.yml: extra.chrome lacks light_palette"):
+        hooks._chrome_of(config)
+    source = yaml.safe_load((ROOT / "docs" / SOURCE / "mkdocs.yml").read_text("utf-8"))
+    assert set(source["extra"]["chrome"]) == hooks.CHROME_KEYS
+
+
+def test_the_lab_readme_page_ends_with_its_markdown_file_and_describes_itself() -> None:
+    hooks = _hooks()
+    hooks._build.update(downloads={"README.xx.md": b"# Title\n\nFirst words\nof it.\n\n## Next\n"})
+    config = SimpleNamespace(extra={"chrome": {"readme_source": "The file:"}})
+    page = hooks._lab_readme_page("README.xx.md", config)
+    assert page.startswith("# Title\n\nFirst words")
+    assert page.endswith("\n\n---\n\nThe file: [README.xx.md](../downloads/README.xx.md)\n")
+    assert hooks._first_paragraph(page) == "First words of it."

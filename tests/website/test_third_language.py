@@ -72,6 +72,9 @@ def _copy_catalogue_entries(tree: Path) -> None:
                     changed = True
         if changed:
             path.write_text(ast.unparse(module) + "\n", "utf-8")
+    # The CLI's gettext catalogue: the source language's, as a translator would start it.
+    locale = tree / "src" / "iteragpu" / "i18n" / "locale"
+    shutil.copytree(locale / SOURCE, locale / NEW)
 
 
 def _add_lab_files(tree: Path) -> None:

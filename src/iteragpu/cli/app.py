@@ -2,40 +2,65 @@
 
 Exit codes: 0 success; 2 invalid input or usage (one line on stderr, nothing written).
 
-No `from __future__ import annotations` here: typer resolves every command's annotations at
-start-up, and evaluating them as strings costs several milliseconds per run (`nox -s bench`).
+Every run speaks one language, the reader's: `--lang`, else the locale environment
+(`iteragpu.cli.language`). It is found from the raw arguments before anything is built, so that
+help texts, click's own messages, errors, tables and notes are all in it, and the numbers the
+reader types are read in its grammar (a decimal comma in Indonesian). The texts come from the
+package's gettext catalogue (`iteragpu.i18n.catalogue`).
+
+Only the command asked for is built (typer converts a command's signature when it builds it,
+which costs about a millisecond each): `IteraGPU.get_command` builds it on demand, and
+`--help` of the app builds them all to list them.
+
+No `from __future__ import annotations` here: typer resolves every command's annotations when it
+builds the command, and evaluating them as strings costs several milliseconds per run.
 """
 
 import contextlib
 import io
 import os
 import sys
-from typing import Annotated, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import click
 import typer
 from typer.core import TyperGroup
 
 from iteragpu import __version__
+from iteragpu.cli.click_text import ReaderCatalogue, localize, speaking
+from iteragpu.cli.language import reader_language, reads_decimal_comma
 from iteragpu.cli.options import (
     DEFAULT_LANG,
     EPILOG,
     EXIT_INVALID_INPUT,
     EXIT_OK,
-    LANG_CHOICES,
     JsonOption,
     LangOption,
 )
+from iteragpu.i18n.catalogue import N_, translate
+
+if TYPE_CHECKING:
+    from iteragpu.core.numbers import InputError
 
 MAX_DECIMALS = 30
+# click 8.4 and later name a mistyped command's closest names (an empty tuple catches nothing).
+_NO_SUCH_COMMAND: Any = getattr(click.exceptions, "NoSuchCommand", ())
+
+# The commands, by name: each in a Typer of its own, so that it can be built alone.
+COMMANDS: dict[str, typer.Typer] = {}
 
 
-class OneLineErrors(TyperGroup):
-    """Report usage errors as one line on stderr instead of a usage block or a traceback.
+class IteraGPU(TyperGroup):
+    """The app's group: finds the reader's language, builds the command asked for in it, and
+    reports usage errors as one line on stderr instead of a usage block or a traceback.
 
     A command's output is collected and written once at the end, so that a failed write (a full
     disk, a closed pipe) is one error line too, whichever command printed it.
     """
+
+    lang: str = DEFAULT_LANG
+    catalogue: ReaderCatalogue = ReaderCatalogue(DEFAULT_LANG, help_asked=False)
 
     def main(  # type: ignore[override]
         self,
@@ -44,28 +69,84 @@ class OneLineErrors(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        argv = sys.argv[1:] if args is None else list(args)
+        self.lang = reader_language(argv, os.environ)
+        self.commands.clear()  # commands built by an earlier run may speak another language
+        self.catalogue = catalogue = ReaderCatalogue(self.lang, _asks_for_help(argv))
         output = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(output):
-                result = super().main(args, prog_name, standalone_mode=False, **extra)
-        except click.exceptions.NoArgsIsHelpError as error:
-            # Its message is the whole help text; one line names the commands instead.
-            ctx = error.ctx
-            group = ctx.command if ctx is not None else self
-            names = ", ".join(group.list_commands(ctx)) if isinstance(group, click.Group) else ""
-            where = ctx.command_path if ctx is not None else "iteragpu"
-            _fail(f"missing command ({names}); see {where} --help", error.exit_code)
-        except click.ClickException as error:
-            _fail(error.format_message(), error.exit_code)
-        except click.exceptions.Abort:
-            _fail("aborted", 1)
-        _write_output(output.getvalue())
+        with speaking(catalogue):
+            if catalogue.help_asked:
+                localize(self, catalogue)
+            _use_reader_language(self, self.lang)
+            try:
+                with contextlib.redirect_stdout(output):
+                    result = super().main(argv, prog_name, standalone_mode=False, **extra)
+            except click.exceptions.NoArgsIsHelpError as error:
+                # Its message is the whole help text; one line names the commands instead.
+                ctx = error.ctx
+                group = ctx.command if ctx is not None else self
+                names = (
+                    ", ".join(group.list_commands(ctx)) if isinstance(group, click.Group) else ""
+                )
+                where = ctx.command_path if ctx is not None else "iteragpu"
+                message = N_("missing command ({names}); see {where} --help")
+                _fail(translate(message, self.lang, names=names, where=where), self.lang)
+            except click.ClickException as error:
+                if isinstance(error, click.UsageError) and error.ctx is not None:
+                    localize(error.ctx.command, catalogue)  # its metavars may name an argument
+                _fail(error.format_message(), self.lang, error.exit_code)
+            except click.exceptions.Abort:
+                _fail(translate(N_("aborted"), self.lang), self.lang, 1)
+        _write_output(output.getvalue(), self.lang)
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else EXIT_OK)
         return result
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
 
-def _write_output(text: str) -> None:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except _NO_SUCH_COMMAND as error:
+            # click suggests names from the commands built so far: here, none of them.
+            raise _NO_SUCH_COMMAND(
+                error.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        built = self.commands.get(cmd_name)
+        if built is None and cmd_name in COMMANDS:
+            built = typer.main.get_command(COMMANDS[cmd_name])
+            if self.catalogue.help_asked:
+                localize(built, self.catalogue)
+            _use_reader_language(built, self.lang)
+            self.commands[cmd_name] = built
+        return built
+
+
+def _asks_for_help(args: list[str]) -> bool:
+    """Whether `--help` is among the options (before a `--`): only then are help texts shown,
+    and translated."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--help" in options
+
+
+def _use_reader_language(command: click.Command, lang: str) -> None:
+    """Make `lang` the default of `--lang` in `command` and its subcommands already built."""
+    for param in command.params:
+        if param.name == "lang":
+            param.default = lang
+    if isinstance(command, click.Group):
+        # typer 0.20 and later add their own English "Did you mean" to click's (translated) one.
+        command.suggest_commands = False  # type: ignore[attr-defined]
+        for subcommand in command.commands.values():
+            _use_reader_language(subcommand, lang)
+
+
+def _write_output(text: str, lang: str) -> None:
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -74,32 +155,65 @@ def _write_output(text: str) -> None:
         # exit fails again and prints a traceback-like report after our one line.
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        _fail(f"could not write the output: {getattr(error, 'strerror', None) or error}")
+        _fail(translate(N_("could not write the output: {why}"), lang, why=_why(error, lang)), lang)
 
 
-def _fail(text: str, code: int = EXIT_INVALID_INPUT) -> NoReturn:
+def _why(error: Exception, lang: str) -> str:
+    """Why a write failed, in the reader's language (the system's own wording is English)."""
+    import errno
+
+    number = getattr(error, "errno", None)
+    if number == errno.ENOSPC:
+        return translate(N_("no space left on the device"), lang)
+    if number == errno.EPIPE:
+        return translate(N_("the reading end of the pipe is closed"), lang)
+    if isinstance(error, UnicodeError):
+        return translate(N_("the terminal cannot show these characters"), lang)
+    code = errno.errorcode.get(number or 0, str(number))
+    return translate(N_("system error {code}"), lang, code=code)
+
+
+def _fail(text: str, lang: str, code: int = EXIT_INVALID_INPUT) -> NoReturn:
     first_line = " ".join(text.split())
-    print(f"iteragpu: error: {first_line}", file=sys.stderr)
+    error = translate(N_("error"), lang)
+    print(f"iteragpu: {error}: {first_line}", file=sys.stderr)
     sys.exit(code)
 
 
+def _refuse(error: "InputError", lang: str) -> NoReturn:
+    """Report a refused input (`InputError`, `EvidenceError`) in the reader's language."""
+    text = translate(_catalogued(error.template, lang), lang, **error.values)
+    path = getattr(error, "path", None)  # the file an `EvidenceError` is about
+    _fail(text if path is None else f"{path}: {text}", lang)
+
+
+# The safetensors reader writes "{path}: " + a detail, and the catalogue holds the detail.
+_PATH_PREFIX = "{path}: "
+
+
+def _catalogued(template: str, lang: str) -> str:
+    """`template` as the catalogue holds it: whole, or as "{path}: " and its catalogued rest."""
+    from iteragpu.i18n.catalogue import translations
+
+    if not template.startswith(_PATH_PREFIX) or translations(lang).gettext(template) != template:
+        return template
+    detail = template.removeprefix(_PATH_PREFIX)
+    return _PATH_PREFIX + translations(lang).gettext(detail)
+
+
 app = typer.Typer(
-    cls=OneLineErrors,
-    help="Exact GPU memory arithmetic for deep-learning work: weights, KV cache, units, and the "
-    f"worked examples of the IteraGPU guides. Results are localised with --lang {LANG_CHOICES}.",
+    cls=IteraGPU,
+    help=N_(
+        "Exact GPU memory arithmetic for deep-learning work: weights, KV cache, units, and the "
+        "worked examples of the IteraGPU guides. Output and the numbers you type follow the "
+        "reader's language: --lang {codes}."
+    ),
     epilog=EPILOG,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     add_completion=False,
 )
-examples_app = typer.Typer(
-    cls=OneLineErrors,
-    help="List and reproduce the guides' worked examples.",
-    rich_markup_mode=None,
-    no_args_is_help=True,
-)
-app.add_typer(examples_app, name="examples")
 
 
 def _version(value: bool) -> None:
@@ -113,44 +227,77 @@ def main_callback(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+            "--version", callback=_version, is_eager=True, help=N_("Show the version and exit.")
         ),
     ] = False,
+    lang: LangOption = DEFAULT_LANG,
 ) -> None:
-    """Exact GPU memory arithmetic."""
+    # `--lang` before the command is read with the arguments (`iteragpu.cli.language`).
+    pass
+
+
+def _command(name: str, help: str, **settings: Any) -> Callable[[Callable[..., None]], Any]:
+    """Register a command under `name`, in a Typer of its own (built only when asked for)."""
+
+    def register(function: Callable[..., None]) -> Callable[..., None]:
+        alone = typer.Typer(add_completion=False, rich_markup_mode=None)
+        alone.command(name, help=help, epilog=EPILOG, **settings)(function)
+        COMMANDS[name] = alone
+        return function
+
+    return register
 
 
 def _emit_json(payload: dict[str, Any]) -> None:
-    import json  # only the JSON outputs pay for it
+    from iteragpu.cli.json_text import json_text  # only the JSON outputs pay for it
 
-    print(json.dumps(payload, ensure_ascii=False, indent=2))
+    print(json_text(payload))
 
 
-@app.command(epilog=EPILOG)
+NUMBER = N_("NUMBER")
+
+
+@_command(
+    "weights",
+    N_(
+        "Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB.\n\n"
+        "Bounds: --params at most 1e15, --bits at most 64, --reserve-gib at most 1e6."
+    ),
+)
 def weights(
     params: Annotated[
-        str, typer.Option("--params", help="Parameter count: 7e9, 7000000000 or 7B.")
+        str,
+        typer.Option(
+            "--params", metavar=NUMBER, help=N_("Parameter count: 7e9, 7000000000 or 7B.")
+        ),
     ],
-    bits: Annotated[str, typer.Option("--bits", help="Bits per stored value, e.g. 16, 8, 4.")],
+    bits: Annotated[
+        str,
+        typer.Option(
+            "--bits", metavar=NUMBER, help=N_("Bits per stored value, e.g. 16, 8, 4 or 4.5.")
+        ),
+    ],
     reserve_gib: Annotated[
-        str, typer.Option("--reserve-gib", help="Reserve added to the weights, in GiB.")
+        str,
+        typer.Option(
+            "--reserve-gib", metavar=NUMBER, help=N_("Reserve added to the weights, in GiB.")
+        ),
     ] = "0",
     lang: LangOption = DEFAULT_LANG,
     as_json: JsonOption = False,
 ) -> None:
-    """Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB.
-
-    Bounds: --params at most 1e15, --bits at most 64, --reserve-gib at most 1e6.
-    """
     from iteragpu.core.numbers import InputError, parse_count, parse_non_negative, parse_positive
     from iteragpu.core.weights import MAX_BITS, MAX_PARAMETERS, MAX_RESERVE_GIB, estimate_weights
 
+    comma = reads_decimal_comma(lang)
     try:
-        parameters = parse_count(params, "--params", maximum=MAX_PARAMETERS)
-        bits_value = parse_positive(bits, "--bits", maximum=MAX_BITS)
-        reserve = parse_non_negative(reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB)
+        parameters = parse_count(params, "--params", maximum=MAX_PARAMETERS, decimal_comma=comma)
+        bits_value = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
+        reserve = parse_non_negative(
+            reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB, decimal_comma=comma
+        )
     except InputError as error:
-        _fail(str(error))
+        _refuse(error, lang)
 
     estimate = estimate_weights(parameters, bits_value, reserve)
     if as_json:
@@ -163,56 +310,93 @@ def weights(
         print(weights_text(estimate, lang))
 
 
-@app.command("kv-cache", epilog=EPILOG)
+@_command(
+    "kv-cache",
+    N_(
+        "KV cache: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes x "
+        "sequences.\n\n"
+        "Bounds: --layers and --kv-heads at most 1e4, --head-dim 1e5, --tokens, --window and "
+        "--static-max-tokens 1e9, --sequences 1e6, --bytes-per-value 8."
+    ),
+)
 def kv_cache(
-    layers: Annotated[str, typer.Option("--layers", help="Attention layers.")],
+    layers: Annotated[str, typer.Option("--layers", metavar=NUMBER, help=N_("Attention layers."))],
     kv_heads: Annotated[
-        str, typer.Option("--kv-heads", help="KV heads of the model (not its query heads).")
+        str,
+        typer.Option(
+            "--kv-heads", metavar=NUMBER, help=N_("KV heads of the model (not its query heads).")
+        ),
     ],
     head_dim: Annotated[
-        str, typer.Option("--head-dim", help="Head dimension as the model declares it.")
+        str,
+        typer.Option(
+            "--head-dim", metavar=NUMBER, help=N_("Head dimension as the model declares it.")
+        ),
     ],
-    tokens: Annotated[str, typer.Option("--tokens", help="Tokens per sequence.")],
+    tokens: Annotated[
+        str, typer.Option("--tokens", metavar=NUMBER, help=N_("Tokens per sequence."))
+    ],
     bytes_per_value: Annotated[
-        str, typer.Option("--bytes-per-value", help="Bytes per stored value; may be fractional.")
+        str,
+        typer.Option(
+            "--bytes-per-value",
+            metavar=NUMBER,
+            help=N_("Bytes per stored value; may be fractional."),
+        ),
     ],
-    sequences: Annotated[str, typer.Option("--sequences", help="Sequences held at once.")] = "1",
+    sequences: Annotated[
+        str,
+        typer.Option(
+            "--sequences", metavar=NUMBER, help=N_("Sequences held at once (concurrency).")
+        ),
+    ] = "1",
     window: Annotated[
-        str | None, typer.Option("--window", help="Sliding window: keeps min(tokens, window).")
+        str | None,
+        typer.Option(
+            "--window", metavar=NUMBER, help=N_("Sliding window: keeps min(tokens, window).")
+        ),
     ] = None,
     static_max_tokens: Annotated[
         str | None,
-        typer.Option("--static-max-tokens", help="Static cache: allocates this maximum up front."),
+        typer.Option(
+            "--static-max-tokens",
+            metavar=NUMBER,
+            help=N_("Static cache: allocates this maximum up front."),
+        ),
     ] = None,
     lang: LangOption = DEFAULT_LANG,
     as_json: JsonOption = False,
 ) -> None:
-    """KV cache: 2 (K and V) x layers x KV heads x head dim x tokens kept x bytes x sequences.
-
-    Bounds: --layers and --kv-heads at most 1e4, --head-dim 1e5, --tokens, --window and
-    --static-max-tokens 1e9, --sequences 1e6, --bytes-per-value 8.
-    """
     from iteragpu.core import kv_cache as kv
     from iteragpu.core.numbers import InputError, parse_count, parse_positive
 
-    def tokens_option(text: str | None, what: str) -> int | None:
-        return None if text is None else parse_count(text, what, maximum=kv.MAX_TOKENS)
+    comma = reads_decimal_comma(lang)
+
+    def count(text: str, what: str, maximum: int) -> int:
+        return parse_count(text, what, maximum=maximum, decimal_comma=comma)
 
     try:
+        token_count = count(tokens, "--tokens", kv.MAX_TOKENS)
+        static = None
+        if static_max_tokens is not None:
+            static = count(static_max_tokens, "--static-max-tokens", kv.MAX_TOKENS)
         spec = kv.KVCacheSpec(
-            layers=parse_count(layers, "--layers", maximum=kv.MAX_LAYERS),
-            kv_heads=parse_count(kv_heads, "--kv-heads", maximum=kv.MAX_KV_HEADS),
-            head_dim=parse_count(head_dim, "--head-dim", maximum=kv.MAX_HEAD_DIM),
-            tokens=parse_count(tokens, "--tokens", maximum=kv.MAX_TOKENS),
+            layers=count(layers, "--layers", kv.MAX_LAYERS),
+            kv_heads=count(kv_heads, "--kv-heads", kv.MAX_KV_HEADS),
+            head_dim=count(head_dim, "--head-dim", kv.MAX_HEAD_DIM),
+            tokens=token_count,
             bytes_per_value=parse_positive(
-                bytes_per_value, "--bytes-per-value", maximum=kv.MAX_BYTES_PER_VALUE
+                bytes_per_value,
+                "--bytes-per-value",
+                maximum=kv.MAX_BYTES_PER_VALUE,
+                decimal_comma=comma,
             ),
-            sequences=parse_count(sequences, "--sequences", maximum=kv.MAX_SEQUENCES),
-            window=tokens_option(window, "--window"),
-            static_max_tokens=tokens_option(static_max_tokens, "--static-max-tokens"),
+            sequences=count(sequences, "--sequences", kv.MAX_SEQUENCES),
+            window=None if window is None else count(window, "--window", kv.MAX_TOKENS),
+            static_max_tokens=_static_tokens(static, token_count, lang),
         )
-    except (InputError, ValueError) as error:
-        _fail(str(error))
+    except InputError as error:
+        _refuse(error, lang)
     if as_json:
         from iteragpu.cli.payloads import kv_json
 
@@ -223,34 +407,235 @@ def kv_cache(
         print(kv_text(spec, lang))
 
 
-@app.command(epilog=EPILOG)
+def _static_tokens(static: int | None, tokens: int, lang: str) -> int | None:
+    """A static cache's size, refused below the tokens it must hold (said in `lang`)."""
+    from iteragpu.core.numbers import InputError
+    from iteragpu.i18n.numbers import format_number
+
+    if static is not None and static < tokens:
+        raise InputError(
+            "a static cache of {static} tokens cannot hold {tokens} tokens "
+            "(--static-max-tokens is below --tokens)",
+            "static_below_tokens",
+            static=format_number(static, 0, lang),
+            tokens=format_number(tokens, 0, lang),
+        )
+    return static
+
+
+@_command(
+    "model",
+    N_(
+        "Size a local model for a context: weights (from its safetensors or GGUF files, else "
+        "from config.json at --bits or --dtype), the KV cache per layer kind, the reserve and "
+        "the total; never the network.\n\n"
+        "PATH is a model folder, a config.json or a .gguf file. Bounds: --tokens and "
+        "--static-max-tokens at most 1e9, --sequences 1e6, --kv-bytes-per-value 8, --bits 64, "
+        "--reserve-gib 1e6."
+    ),
+)
+def model(
+    path: Annotated[str, typer.Argument(metavar=N_("PATH"))],
+    tokens: Annotated[
+        str,
+        typer.Option("--tokens", metavar=NUMBER, help=N_("Tokens of context per sequence.")),
+    ],
+    sequences: Annotated[
+        str,
+        typer.Option(
+            "--sequences", metavar=NUMBER, help=N_("Sequences held at once (concurrency).")
+        ),
+    ] = "1",
+    kv_bytes_per_value: Annotated[
+        str | None,
+        typer.Option(
+            "--kv-bytes-per-value",
+            metavar=NUMBER,
+            help=N_("Bytes per cached value; may be fractional. Default: the config's dtype."),
+        ),
+    ] = None,
+    kv_dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--kv-dtype",
+            metavar=N_("DTYPE"),
+            help=N_("The cache's dtype (bfloat16, float8_e4m3fn...), instead of its bytes."),
+        ),
+    ] = None,
+    bits: Annotated[
+        str | None,
+        typer.Option(
+            "--bits",
+            metavar=NUMBER,
+            help=N_("Bits per weight, when the weights come from config.json."),
+        ),
+    ] = None,
+    dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--dtype",
+            metavar=N_("DTYPE"),
+            help=N_("The weights' dtype, when they come from config.json."),
+        ),
+    ] = None,
+    reserve_gib: Annotated[
+        str,
+        typer.Option(
+            "--reserve-gib", metavar=NUMBER, help=N_("Reserve added to the total, in GiB.")
+        ),
+    ] = "0",
+    cache: Annotated[
+        str,
+        typer.Option(
+            "--cache",
+            click_type=click.Choice(("dynamic", "static")),
+            help=N_(
+                "dynamic (Transformers' default: the peak right after the prompt) or static "
+                "(allocated up front)."
+            ),
+        ),
+    ] = "dynamic",
+    static_max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--static-max-tokens",
+            metavar=NUMBER,
+            help=N_("Static cache: its length in tokens. Default: --tokens."),
+        ),
+    ] = None,
+    mla_layout: Annotated[
+        str,
+        typer.Option(
+            "--mla-layout",
+            click_type=click.Choice(("mla_latent", "mla_per_head")),
+            help=N_(
+                "MLA models: cache the compressed latent (Transformers, vLLM) or keys and "
+                "values per head."
+            ),
+        ),
+    ] = "mla_latent",
+    with_shortlist: Annotated[
+        bool,
+        typer.Option(
+            "--shortlist", help=N_("Also compare the catalogue's cards for the total (--days).")
+        ),
+    ] = False,
+    days: Annotated[
+        str | None,
+        typer.Option(
+            "--days", metavar=NUMBER, help=N_("Campaign length in days, with --shortlist.")
+        ),
+    ] = None,
+    lang: LangOption = DEFAULT_LANG,
+    as_json: JsonOption = False,
+) -> None:
+    from iteragpu.core import kv_cache as kv
+    from iteragpu.core.numbers import InputError, parse_count, parse_non_negative, parse_positive
+    from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB
+
+    comma = reads_decimal_comma(lang)
+    if days is not None and not with_shortlist:
+        _fail(translate(N_("--days applies to --shortlist"), lang), lang)
+    if with_shortlist and days is None:
+        _fail(translate(N_("--shortlist needs --days"), lang), lang)
+    try:
+        token_count = parse_count(tokens, "--tokens", maximum=kv.MAX_TOKENS, decimal_comma=comma)
+        static = None
+        if static_max_tokens is not None:
+            static = parse_count(
+                static_max_tokens, "--static-max-tokens", maximum=kv.MAX_TOKENS, decimal_comma=comma
+            )
+        settings: dict[str, Any] = {
+            "tokens": token_count,
+            "sequences": parse_count(
+                sequences, "--sequences", maximum=kv.MAX_SEQUENCES, decimal_comma=comma
+            ),
+            "kv_dtype": kv_dtype,
+            "dtype": dtype,
+            "reserve_gib": parse_non_negative(
+                reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB, decimal_comma=comma
+            ),
+            "cache": cache,
+            "static_max_tokens": _static_tokens(static, token_count, lang),
+            "mla_layout": mla_layout,
+        }
+        if kv_bytes_per_value is not None:
+            settings["kv_bytes_per_value"] = parse_positive(
+                kv_bytes_per_value,
+                "--kv-bytes-per-value",
+                maximum=kv.MAX_BYTES_PER_VALUE,
+                decimal_comma=comma,
+            )
+        if bits is not None:
+            settings["bits"] = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
+        day_count = None if days is None else parse_count(days, "--days", decimal_comma=comma)
+        # Imported here: only this command pays for reading models.
+        from iteragpu.models.model import size_model
+
+        sizing = size_model(path, **settings)
+        candidates = None
+        if day_count is not None:
+            from iteragpu.gpus.shortlist import shortlist as rank_cards
+
+            candidates = rank_cards(sizing.total_bytes / 2**30, day_count)
+    except InputError as error:
+        _refuse(error, lang)
+    if as_json:
+        from iteragpu.cli.payloads import model_json
+
+        _emit_json(model_json(sizing, candidates, day_count))
+    else:
+        from iteragpu.cli.views import model_text
+
+        print(model_text(sizing, candidates, day_count, lang))
+
+
+@_command(
+    "convert",
+    N_(
+        "Convert a byte quantity exactly; GB (10^9 B) and GiB (2^30 B) are never mixed.\n\n"
+        "QUANTITY is a number and a byte unit ('24e9 B', '80 GB', '143771 MiB'), UNIT the "
+        "target unit (B, kB, MB, GB, KiB, MiB, GiB, Gb for gigabits...). The quantity must be "
+        "a whole number of bytes, or of bits when the unit is a bit unit."
+    ),
+)
 def convert(
     quantity: Annotated[
-        str, typer.Argument(help="A byte quantity: '24e9 B', '80 GB', '143771 MiB'.")
+        str,
+        typer.Argument(metavar=N_("QUANTITY")),
     ],
     unit: Annotated[
-        str, typer.Argument(help="Target unit: B, kB, MB, GB, KiB, MiB, GiB, Gb (bits)...")
+        str,
+        typer.Argument(metavar=N_("UNIT")),
     ],
     decimals: Annotated[
-        str, typer.Option("--decimals", help="Decimals shown in the table, 0 to 30.")
+        str,
+        typer.Option(
+            "--decimals", metavar=NUMBER, help=N_("Decimals shown in the table, 0 to 30.")
+        ),
     ] = "2",
     lang: LangOption = DEFAULT_LANG,
     as_json: JsonOption = False,
 ) -> None:
-    """Convert a byte quantity exactly; GB (10^9 B) and GiB (2^30 B) are never mixed.
-
-    The quantity must be a whole number of bytes, or of bits when the unit is a bit unit.
-    """
     from iteragpu.core.numbers import InputError, parse_non_negative, shown
     from iteragpu.core.quantity import convert as convert_quantity
 
+    comma = reads_decimal_comma(lang)
     try:
-        places = parse_non_negative(decimals, "--decimals", maximum=MAX_DECIMALS)
+        places = parse_non_negative(
+            decimals, "--decimals", maximum=MAX_DECIMALS, decimal_comma=comma
+        )
         if places.denominator != 1:
-            raise InputError(f"--decimals must be a whole number, got {shown(decimals)}")
-        conversion = convert_quantity(quantity, unit)
+            raise InputError(
+                "{what} must be a whole number, got {text}",
+                "not_whole",
+                what="--decimals",
+                text=shown(decimals),
+            )
+        what = translate(N_("quantity"), lang)
+        conversion = convert_quantity(quantity, unit, what, decimal_comma=comma)
     except InputError as error:
-        _fail(str(error))
+        _refuse(error, lang)
     if as_json:
         from iteragpu.cli.payloads import convert_json
 
@@ -261,65 +646,101 @@ def convert(
         print(convert_text(quantity.strip(), conversion, int(places), lang))
 
 
-def _card_requirement_pairs(values: list[str] | None, option: str) -> list[tuple[str, str]]:
+CARD_REQUIREMENT = N_("CARD:REQUIREMENT")
+
+
+def _card_requirement_pairs(
+    values: list[str] | None, option: str, lang: str
+) -> list[tuple[str, str]]:
     pairs = []
     for value in values or []:
         card_id, sep, requirement = value.partition(":")
         if not sep or not card_id or not requirement:
-            _fail(f"{option} takes CARD:REQUIREMENT (e.g. rtx-4090:context), got {value!r}")
+            message = N_("{option} takes CARD:REQUIREMENT (e.g. rtx-4090:context), got {value}")
+            _fail(translate(message, lang, option=option, value=repr(value)), lang)
         pairs.append((card_id, requirement))
     return pairs
 
 
-@app.command(epilog=EPILOG)
+@_command(
+    "shortlist",
+    N_(
+        "Compare the catalogue's cards for a need: a status per requirement; only a candidate "
+        "fit on every requirement gets a rank. The nominal GB is a catalogue convention, not a "
+        "capacity."
+    ),
+)
 def shortlist(
-    need_gib: Annotated[str, typer.Option("--need-gib", help="Memory the load needs, in GiB.")],
-    days: Annotated[str, typer.Option("--days", help="Campaign length in days.")],
-    cards: Annotated[str, typer.Option("--cards", help="Cards per package.")] = "1",
+    need_gib: Annotated[
+        str, typer.Option("--need-gib", metavar=NUMBER, help=N_("Memory the load needs, in GiB."))
+    ],
+    days: Annotated[
+        str, typer.Option("--days", metavar=NUMBER, help=N_("Campaign length in days."))
+    ],
+    cards: Annotated[
+        str, typer.Option("--cards", metavar=NUMBER, help=N_("Cards per package."))
+    ] = "1",
     margin_gib: Annotated[
         str,
         typer.Option(
             "--margin-gib",
-            help="Room an evidence run must leave between its reserved peak and the capacity "
-            "its device reported, in GiB.",
+            metavar=NUMBER,
+            help=N_(
+                "Room an evidence run must leave between its reserved peak and the capacity "
+                "its device reported, in GiB."
+            ),
         ),
     ] = "0",
     require: Annotated[
         list[str] | None,
-        typer.Option("--require", help="Another requirement (context, software...); repeatable."),
+        typer.Option(
+            "--require",
+            metavar=N_("REQUIREMENT"),
+            help=N_("Another requirement (context, software...); repeatable."),
+        ),
     ] = None,
     confirmed: Annotated[
         list[str] | None,
-        typer.Option("--confirmed", help="CARD:REQUIREMENT your evidence confirms; repeatable."),
+        typer.Option(
+            "--confirmed",
+            metavar=CARD_REQUIREMENT,
+            help=N_("CARD:REQUIREMENT your evidence confirms; repeatable."),
+        ),
     ] = None,
     failed: Annotated[
         list[str] | None,
-        typer.Option("--failed", help="CARD:REQUIREMENT that failed; repeatable."),
+        typer.Option(
+            "--failed",
+            metavar=CARD_REQUIREMENT,
+            help=N_("CARD:REQUIREMENT that failed; repeatable."),
+        ),
     ] = None,
     evidence: Annotated[
         list[str] | None,
         typer.Option(
             "--evidence",
-            help="A lab `measure` result JSON (checked against the lab's schema) from a card "
-            "of the catalog; repeatable.",
+            metavar=N_("FILE"),
+            help=N_(
+                "A lab `measure` result JSON (checked against the lab's schema) from a card of "
+                "the catalogue; repeatable."
+            ),
         ),
     ] = None,
     lang: LangOption = DEFAULT_LANG,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare the catalog's cards for a need: a status per requirement; only a candidate fit
-    on every requirement gets a rank. The nominal GB is a catalogue convention, not a capacity."""
     from pathlib import Path
 
     from iteragpu.core.numbers import InputError, parse_count, parse_non_negative, parse_positive
-    from iteragpu.gpus.evidence import EvidenceError, read_evidence
+    from iteragpu.gpus.evidence import read_evidence
     from iteragpu.gpus.shortlist import shortlist as rank_cards
 
+    comma = reads_decimal_comma(lang)
     try:
-        need = parse_positive(need_gib, "--need-gib")
-        day_count = parse_count(days, "--days")
-        card_count = parse_count(cards, "--cards")
-        margin = parse_non_negative(margin_gib, "--margin-gib")
+        need = parse_positive(need_gib, "--need-gib", decimal_comma=comma)
+        day_count = parse_count(days, "--days", decimal_comma=comma)
+        card_count = parse_count(cards, "--cards", decimal_comma=comma)
+        margin = parse_non_negative(margin_gib, "--margin-gib", decimal_comma=comma)
         runs = [read_evidence(Path(p)) for p in evidence or []]
         candidates = rank_cards(
             need,
@@ -327,12 +748,12 @@ def shortlist(
             cards=card_count,
             margin_gib=margin,
             requirements=require or [],
-            confirmed=_card_requirement_pairs(confirmed, "--confirmed"),
-            failed=_card_requirement_pairs(failed, "--failed"),
+            confirmed=_card_requirement_pairs(confirmed, "--confirmed", lang),
+            failed=_card_requirement_pairs(failed, "--failed", lang),
             evidence=runs,
         )
-    except (InputError, EvidenceError, ValueError) as error:
-        _fail(str(error))
+    except InputError as error:
+        _refuse(error, lang)
     if as_json:
         from iteragpu.cli.payloads import shortlist_json
 
@@ -343,9 +764,92 @@ def shortlist(
         print(shortlist_text(candidates, need, day_count, card_count, lang))
 
 
-@examples_app.command("list")
+@_command(
+    "report",
+    N_(
+        "A lab `measure` result, phase by phase, in the reader's language, with the lab's "
+        "predictions, and the dense-weights estimate beside the allocated bytes after "
+        "model_load: the difference in bytes and as a share, explained only by what the result "
+        "records."
+    ),
+)
+def report(
+    result_file: Annotated[
+        str,
+        typer.Argument(
+            metavar=N_("RESULT"),
+            help=N_("The lab `measure` result JSON (checked against the lab's schema)."),
+            show_default=False,
+        ),
+    ],
+    params: Annotated[
+        str | None,
+        typer.Option(
+            "--params",
+            metavar=NUMBER,
+            help=N_("Parameter count of the estimate; by default the network the lab recorded."),
+        ),
+    ] = None,
+    bits: Annotated[
+        str | None,
+        typer.Option(
+            "--bits",
+            metavar=NUMBER,
+            help=N_("Bits per stored value of the estimate; goes with --params."),
+        ),
+    ] = None,
+    lang: LangOption = DEFAULT_LANG,
+    as_json: JsonOption = False,
+) -> None:
+    from pathlib import Path
+
+    from iteragpu.core.numbers import InputError, parse_count, parse_positive
+    from iteragpu.core.weights import MAX_BITS, MAX_PARAMETERS
+    from iteragpu.gpus.comparison import compare
+    from iteragpu.gpus.evidence import read_lab_result
+
+    if (params is None) != (bits is None):
+        _fail(translate(N_("--params and --bits go together: give both or neither"), lang), lang)
+    comma = reads_decimal_comma(lang)
+    try:
+        parameters = bits_value = None
+        if params is not None and bits is not None:
+            parameters = parse_count(
+                params, "--params", maximum=MAX_PARAMETERS, decimal_comma=comma
+            )
+            bits_value = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
+        result = read_lab_result(Path(result_file))
+    except InputError as error:
+        _refuse(error, lang)
+    comparison = compare(result, parameters, bits_value)
+    if as_json:
+        from iteragpu.cli.payloads import report_json
+
+        _emit_json(report_json(result, comparison))
+    else:
+        from iteragpu.cli.views import report_text
+
+        print(report_text(result, comparison, lang))
+
+
+examples_app = typer.Typer(
+    help=N_("List and reproduce the guides' worked examples."),
+    epilog=EPILOG,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    add_completion=False,
+)
+COMMANDS["examples"] = examples_app
+
+
+@examples_app.callback()
+def examples_callback(lang: LangOption = DEFAULT_LANG) -> None:
+    # `--lang` before the subcommand is read with the arguments (`iteragpu.cli.language`).
+    pass
+
+
+@examples_app.command("list", help=N_("List the worked examples of the guides."), epilog=EPILOG)
 def examples_list(lang: LangOption = DEFAULT_LANG, as_json: JsonOption = False) -> None:
-    """List the worked examples of the guides."""
     if as_json:
         from iteragpu.cli.payloads import examples_list_json
 
@@ -356,22 +860,32 @@ def examples_list(lang: LangOption = DEFAULT_LANG, as_json: JsonOption = False) 
         print(examples_list_text(lang))
 
 
-@examples_app.command("run")
+@examples_app.command(
+    "run",
+    help=N_(
+        "Reproduce the worked example ID, or every one with --all: inputs, exact values and "
+        "the figures the guides state."
+    ),
+    epilog=EPILOG,
+)
 def examples_run(
-    example_id: Annotated[str | None, typer.Argument(metavar="ID", help="An example id.")] = None,
-    run_all: Annotated[bool, typer.Option("--all", help="Run every example.")] = False,
+    example_id: Annotated[str | None, typer.Argument(metavar=N_("ID"))] = None,
+    run_all: Annotated[bool, typer.Option("--all", help=N_("Run every example."))] = False,
     lang: LangOption = DEFAULT_LANG,
     as_json: JsonOption = False,
 ) -> None:
-    """Reproduce worked examples: inputs, exact values and the figures the guides state."""
-    from iteragpu.examples import example, registry
+    from iteragpu.examples import registry
 
     if run_all == (example_id is not None):
-        _fail("give one example ID or --all")
-    try:
-        chosen = list(registry().values()) if run_all else [example(example_id or "")]
-    except KeyError as error:
-        _fail(str(error.args[0]))
+        _fail(translate(N_("give one example ID or --all"), lang), lang)
+    examples = registry()
+    if example_id is not None and example_id not in examples:
+        message = N_("unknown example {example}; known: {known}")
+        # One example per catalogue card (`examples list` names them): card-<id> keeps the
+        # line short however many cards the catalogue holds.
+        known = [key for key in examples if not key.startswith("card-")] + ["card-<id>"]
+        _fail(translate(message, lang, example=repr(example_id), known=", ".join(known)), lang)
+    chosen = list(examples.values()) if run_all else [examples[example_id or ""]]
     if as_json:
         from iteragpu.cli.payloads import example_json
 

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from iteragpu.core.weights import WeightsEstimate
     from iteragpu.examples import Figure, WorkedExample
     from iteragpu.gpus.catalog import Card
+    from iteragpu.gpus.comparison import Comparison
+    from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate
+    from iteragpu.models.model import ModelSizing
 
 
 def _byte_fields(name: str, byte_count: Fraction, *units: str) -> dict[str, Any]:
@@ -161,4 +164,62 @@ def shortlist_json(
         "days": days,
         "cards": cards,
         "candidates": [_candidate_json(c) for c in candidates],
+    }
+
+
+def model_json(
+    sizing: ModelSizing, candidates: Sequence[Candidate] | None, days: int | None
+) -> dict[str, Any]:
+    """`iteragpu model`'s object (its keys: `iteragpu.models.model`), and `shortlist`: the
+    short list for `total_bytes` with --shortlist, else null."""
+    from iteragpu.models.model import payload
+
+    ranked = None
+    if candidates is not None and days is not None:
+        ranked = shortlist_json(candidates, gib(sizing.total_bytes), days, 1)
+    return {**payload(sizing), "shortlist": ranked}
+
+
+def _phase_json(p: PhaseRecord) -> dict[str, Any]:
+    from iteragpu.gpus.evidence import COUNTER_KEYS
+
+    fields: dict[str, Any] = {"phase": p.phase, "repeat": p.repeat, "status": p.status}
+    for key in COUNTER_KEYS:
+        fields[key] = p.counters[key]
+        fields[key.removesuffix("_bytes") + "_gib"] = _gib_text(p.counters[key])
+    fields["error"] = (
+        None
+        if p.error_type is None
+        else {"type": p.error_type, "message": p.error_message, "out_of_memory": p.out_of_memory}
+    )
+    fields["predicted_end_allocated_bytes"] = p.predicted_end_allocated_bytes
+    fields["end_allocated_difference_bytes"] = p.end_allocated_difference_bytes
+    return fields
+
+
+def report_json(result: LabResult, c: Comparison) -> dict[str, Any]:
+    e = result.evidence
+    return {
+        "path": str(e.path),
+        "device_name": e.device_name,
+        "schema_version": result.schema_version,
+        "outcome": e.outcome,
+        "counters_unavailable_reason": result.counters_unavailable_reason,
+        "phases": [_phase_json(p) for p in result.phases],
+        "estimate": {
+            "parameters": c.parameters,
+            "bits": exact_decimal_text(c.bits),
+            "from_result": c.from_result,
+            **_byte_fields("estimated_weights", c.estimated_weights_exact_bytes, "GiB"),
+            "model_load_allocated_bytes": c.model_load_allocated_bytes,
+            "model_load_allocated_gib": _gib_text(c.model_load_allocated_bytes),
+            "difference_bytes": c.difference_bytes,
+            "difference_share": None
+            if c.difference_share is None
+            else exact_decimal_text(c.difference_share),
+            "block_rounding_bytes": c.block_rounding_bytes,
+            "unexplained_bytes": c.unexplained_bytes,
+            "model_load_cached_bytes": c.model_load_cached_bytes,
+            "cold_forward_unexplained_bytes": c.cold_forward_unexplained_bytes,
+        },
     }

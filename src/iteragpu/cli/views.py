@@ -9,9 +9,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from iteragpu.cli.table import render_table
-from iteragpu.core.numbers import decimal_places, exact_decimal_text
+from iteragpu.core.numbers import decimal_places
 from iteragpu.core.units import gb, gib
-from iteragpu.i18n.messages import MESSAGES, message
+from iteragpu.i18n.messages import TEXTS, message
 from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
@@ -20,16 +20,25 @@ if TYPE_CHECKING:
     from iteragpu.core.weights import WeightsEstimate
     from iteragpu.examples import Figure, WorkedExample
     from iteragpu.gpus.catalog import Card
+    from iteragpu.gpus.comparison import Comparison
+    from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate, Requirement
+    from iteragpu.models.model import ModelSizing, Weights
 
 
 DISPLAY_DECIMALS = 2
 
 
-def _exact_cell(value: Fraction, lang: str) -> str:
-    """A value in full, with every decimal it takes (4.5 bits, 0.125 B); these always end."""
+# A value whose decimals never end is shown to this many places (the JSON's `exact_decimal_text`
+# rounds it the same way).
+EXACT_DECIMALS = 20
+
+
+def _exact_cell(value: Fraction, lang: str, *, endless_decimals: int = DISPLAY_DECIMALS) -> str:
+    """A value in full, with every decimal it takes (4.5 bits, 0.125 B), in the reader's
+    format; a value whose decimals never end, to `endless_decimals` places."""
     places = decimal_places(value)
-    return format_number(value, DISPLAY_DECIMALS if places is None else places, lang)
+    return format_number(value, endless_decimals if places is None else places, lang)
 
 
 def weights_text(e: WeightsEstimate, lang: str) -> str:
@@ -112,7 +121,7 @@ def _figure_row(f: Figure, lang: str) -> list[str]:
     return [
         f"{f.key} ({message('role_' + f.role, lang)})",
         "" if exact_bytes is None else _exact_cell(exact_bytes, lang),
-        exact_decimal_text(f.value),
+        _exact_cell(f.value, lang, endless_decimals=EXACT_DECIMALS),
         format_number(f.value, f.decimals, lang),
         f.unit,
     ]
@@ -135,7 +144,8 @@ NOT_RANKED = "-"
 
 
 def _money(value: Decimal | None, lang: str) -> str:
-    return "" if value is None else format_number(Fraction(value), 2, lang)
+    # No package, no price: shown as unknown, never as an empty or zero cost.
+    return message("unknown", lang) if value is None else format_number(Fraction(value), 2, lang)
 
 
 def _reason_values(r: Requirement, need_gib: Fraction, lang: str) -> dict[str, str]:
@@ -233,4 +243,250 @@ def shortlist_text(
 
 def _requirement_label(name: str, lang: str) -> str:
     key = f"requirement_{name}"
-    return message(key, lang) if key in MESSAGES else name
+    return message(key, lang) if key in TEXTS else name
+
+
+# ---------------------------------------------------------------------------------------------
+# iteragpu model
+# ---------------------------------------------------------------------------------------------
+
+
+def _byte_cells(byte_count: Fraction, lang: str) -> list[str]:
+    return [
+        _exact_cell(byte_count, lang),
+        format_number(gb(byte_count), DISPLAY_DECIMALS, lang),
+        format_number(gib(byte_count), DISPLAY_DECIMALS, lang),
+    ]
+
+
+def _weights_label(w: Weights, lang: str) -> str:
+    if w.bits is None:
+        return message("model_weights_files", lang, source=w.source)
+    return message("model_weights_config", lang, bits=_exact_cell(w.bits, lang))
+
+
+def _model_rows(s: ModelSizing, lang: str) -> list[list[str]]:
+    blank = ""
+    rows = [
+        [
+            _weights_label(s.weights, lang),
+            blank,
+            blank,
+            blank,
+            *_byte_cells(s.weights.byte_count, lang),
+        ]
+    ]
+    inventory = s.weights.inventory
+    for t in inventory.groups if inventory is not None else ():
+        label = message(
+            "model_tensors",
+            lang,
+            format=message(f"format_{t.format}", lang),
+            dtype=t.dtype,
+            tensors=format_number(t.tensors, 0, lang),
+        )
+        rows.append([label, blank, blank, blank, *_byte_cells(Fraction(t.bytes), lang)])
+    for g in s.kv.groups:
+        layout = g.layout
+        kind = message(f"layer_kind_{layout.kind}", lang)
+        label = message("model_kv_layers", lang, kind=kind)
+        if layout.layout != "per_head":
+            label = f"{label} ({layout.layout})"
+        window = "-" if layout.window is None else format_number(layout.window, 0, lang)
+        rows.append(
+            [
+                label,
+                format_number(g.count, 0, lang),
+                window,
+                format_number(g.held.peak, 0, lang),
+                *_byte_cells(g.kv_cache_bytes, lang),
+            ]
+        )
+    rows.append(
+        [message("reserve", lang), blank, blank, blank, *_byte_cells(s.reserve_bytes, lang)]
+    )
+    rows.append(
+        [message("model_total", lang), blank, blank, blank, *_byte_cells(s.total_bytes, lang)]
+    )
+    return rows
+
+
+def _caveat_values(s: ModelSizing, lang: str) -> dict[str, str]:
+    """The figures a caveat may name, in the reader's format."""
+    kv = s.kv
+    alternative = s.mla_alternative
+    return {
+        "decoding_gib": format_number(gib(kv.kv_cache_decoding_bytes), DISPLAY_DECIMALS, lang),
+        "length": format_number(kv.cache.static_max_tokens or kv.tokens, 0, lang),
+        "alternative_gib": ""
+        if alternative is None
+        else format_number(gib(alternative.kv_cache_bytes), DISPLAY_DECIMALS, lang),
+        "bits": "" if s.weights.bits is None else _exact_cell(s.weights.bits, lang),
+        "method": s.config.quantization_method or "",
+    }
+
+
+def model_text(
+    s: ModelSizing, candidates: Sequence[Candidate] | None, days: int | None, lang: str
+) -> str:
+    config, kv = s.config, s.kv
+    parameters = s.weights.parameters
+    title = message(
+        "model_title",
+        lang,
+        model_type=config.model_type,
+        layers=format_number(config.layers, 0, lang),
+        parameters=message("unknown", lang)
+        if parameters is None
+        else format_number(parameters, 0, lang),
+        tokens=format_number(kv.tokens, 0, lang),
+        sequences=format_number(kv.sequences, 0, lang),
+        bytes_per_value=_exact_cell(kv.bytes_per_value, lang),
+    )
+    headers = [
+        message("figure", lang),
+        message("model_layers_header", lang),
+        message("model_window_header", lang),
+        message("model_tokens_held_header", lang),
+        message("bytes_header", lang),
+        "GB",
+        "GiB",
+    ]
+    table = render_table(headers, _model_rows(s, lang))
+    values = _caveat_values(s, lang)
+    notes = [message(f"caveat_{code}", lang, **values) for code in s.caveats]
+    text = "\n".join([str(s.path), title, "", table, "", *notes])
+    if candidates is None or days is None:
+        return text
+    return text + "\n\n" + shortlist_text(candidates, gib(s.total_bytes), days, 1, lang)
+
+
+# ---------------------------------------------------------------------------------------------
+# iteragpu report
+# ---------------------------------------------------------------------------------------------
+
+
+def _counter_cells(value: int | None, lang: str) -> list[str]:
+    # A counter the lab did not read is said to be so, never shown as 0.
+    if value is None:
+        return [message("not_measured", lang), ""]
+    return [format_number(value, 0, lang), format_number(gib(value), DISPLAY_DECIMALS, lang)]
+
+
+def _signed_bytes(value: int | None, lang: str) -> str:
+    if value is None:
+        return message("not_measured", lang)
+    text = format_number(abs(value), 0, lang)
+    return f"+{text}" if value > 0 else f"-{text}" if value < 0 else text
+
+
+def _phase_name(p: PhaseRecord) -> str:
+    return p.phase if p.repeat is None else f"{p.phase} #{p.repeat}"
+
+
+def report_text(result: LabResult, c: Comparison, lang: str) -> str:
+    from iteragpu.gpus.evidence import COUNTER_KEYS
+
+    e = result.evidence
+    title = message(
+        "report_title",
+        lang,
+        path=str(e.path),
+        device=e.device_name,
+        schema=result.schema_version,
+        outcome=message("phase_status_" + e.outcome, lang),
+    )
+    headers = [
+        message("report_phase", lang),
+        message("report_counter", lang),
+        message("bytes_header", lang),
+        "GiB",
+    ]
+    rows = [
+        [_phase_name(p), message("counter_" + key, lang), *_counter_cells(p.counters[key], lang)]
+        for p in result.phases
+        for key in COUNTER_KEYS
+    ]
+    lines = [title, "", render_table(headers, rows, left_columns=2)]
+    if result.counters_unavailable_reason is not None:
+        reason = result.counters_unavailable_reason
+        lines += ["", message("report_counters_unavailable", lang, reason=reason)]
+    for p in result.phases:
+        if p.status != "ok":
+            lines.append(
+                message(
+                    "report_phase_error",
+                    lang,
+                    phase=_phase_name(p),
+                    status=message("phase_status_" + p.status, lang),
+                    error=message("report_out_of_memory", lang)
+                    if p.out_of_memory
+                    else p.error_type,
+                    detail=p.error_message,
+                )
+            )
+    lines.append("")
+    predicted = [p for p in result.phases if p.predicted_end_allocated_bytes is not None]
+    if predicted:
+        prediction_rows = [
+            [
+                _phase_name(p),
+                format_number(p.predicted_end_allocated_bytes or 0, 0, lang),
+                _counter_cells(p.counters["end_allocated_bytes"], lang)[0],
+                _signed_bytes(p.end_allocated_difference_bytes, lang),
+            ]
+            for p in predicted
+        ]
+        prediction_headers = [
+            message("report_phase", lang),
+            message("report_predicted_end", lang),
+            message("report_measured_end", lang),
+            message("report_difference", lang),
+        ]
+        lines.append(render_table(prediction_headers, prediction_rows))
+    else:
+        lines.append(message("report_no_prediction", lang, schema=result.schema_version))
+    lines += ["", _estimate_text(c, lang)]
+    return "\n".join(lines)
+
+
+def _estimate_text(c: Comparison, lang: str) -> str:
+    title = message(
+        "report_estimate_recorded" if c.from_result else "report_estimate_given",
+        lang,
+        parameters=format_number(c.parameters, 0, lang),
+        bits=_exact_cell(c.bits, lang),
+    )
+    rows = [
+        [
+            message("report_estimated_weights", lang),
+            *_counter_cells(c.estimated_weights_bytes, lang),
+        ],
+        [
+            message("report_model_load_allocated", lang),
+            *_counter_cells(c.model_load_allocated_bytes, lang),
+        ],
+        [message("report_difference_row", lang), _signed_bytes(c.difference_bytes, lang), ""],
+    ]
+    table = render_table([message("figure", lang), message("bytes_header", lang), "GiB"], rows)
+    lines = [title, "", table, ""]
+    if c.difference_share is None:
+        lines.append(message("explain_not_measured", lang))
+    else:
+        share = format_number(c.difference_share * 100, DISPLAY_DECIMALS, lang)
+        lines.append(message("report_share", lang, share=share))
+        if c.block_rounding_bytes is None:
+            lines.append(message("explain_rounding_not_attributable", lang))
+        else:
+            rounding = format_number(c.block_rounding_bytes, 0, lang)
+            lines.append(message("explain_rounding", lang, rounding=rounding))
+        unexplained = _signed_bytes(c.unexplained_bytes, lang)
+        lines.append(message("explain_unexplained", lang, unexplained=unexplained))
+    if c.model_load_cached_bytes is not None:
+        cached = format_number(c.model_load_cached_bytes, 0, lang)
+        lines.append(message("explain_segments", lang, cached=cached))
+    if c.cold_forward_unexplained_bytes is not None:
+        workspace = format_number(c.cold_forward_unexplained_bytes, 0, lang)
+        lines.append(message("explain_cublas", lang, workspace=workspace))
+    lines.append(message("explain_context", lang))
+    return "\n".join(lines)

@@ -97,3 +97,22 @@ def kv_cache_bytes(
         layers, kv_heads, head_dim, tokens, Fraction(bytes_per_value), sequences, window
     )
     return spec.kv_cache_bytes
+
+
+def cached_values_bytes(
+    values_per_token: int, tokens: int, bytes_per_value: int | Fraction, sequences: int = 1
+) -> Fraction:
+    """Exact bytes of one cache layer holding `values_per_token` values for each of `tokens`
+    tokens of `sequences` sequences, whatever its layout: keys and values per KV head
+    (2 x KV heads x head dim values), or a compressed latent (MLA: latent rank + rope dims).
+
+    >>> 32 * cached_values_bytes(K_AND_V * 8 * 128, 8192, 2) == kv_cache_bytes(32, 8, 128, 8192, 2)
+    True
+    """
+    for name, value in (("values per token", values_per_token), ("sequences", sequences)):
+        _require_positive_int(name, value)
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise ValueError(f"tokens must be a whole number, got {tokens!r}")
+    if Fraction(bytes_per_value) <= 0:
+        raise ValueError(f"bytes per value must be positive, got {bytes_per_value}")
+    return values_per_token * tokens * Fraction(bytes_per_value) * sequences

@@ -40,59 +40,84 @@ def resolve_unit(name: str) -> str:
         return symbol
     if is_fraction_unit_name(text):
         raise InputError(
-            f"unit {shown(text)} is a fraction of a byte or a bit: memory comes in whole bits, "
-            f"so use a unit such as {_KNOWN_UNITS}",
+            "unit {unit} is a fraction of a byte or a bit: memory comes in whole bits, "
+            "so use a unit such as {units}",
             "fraction_unit",
+            unit=shown(text),
+            units=_KNOWN_UNITS,
         )
     raise InputError(
-        f"unknown unit {shown(text)}: use a byte or bit unit such as {_KNOWN_UNITS}, "
-        "or its name (gibibyte, megabit)",
+        "unknown unit {unit}: use a byte or bit unit such as {units}, or its name "
+        "(gibibyte, megabit)",
         "unknown_unit",
+        unit=shown(text),
+        units=_KNOWN_UNITS,
     )
 
 
-def parse_bytes(text: str) -> Fraction:
+def parse_bytes(text: str, what: str = "quantity", *, decimal_comma: bool = False) -> Fraction:
     """Exact byte count of a quantity string, a whole number of bits; the unit defaults to B.
+    With `decimal_comma`, the number may be written `24,5` (see `iteragpu.core.numbers`).
 
     >>> parse_bytes("24e9 B")
     Fraction(24000000000, 1)
-    >>> parse_bytes("2 GiB"), parse_bytes("1 bit")
-    (Fraction(2147483648, 1), Fraction(1, 8))
+    >>> parse_bytes("2 GiB"), parse_bytes("1 bit"), parse_bytes("0,5 KiB", decimal_comma=True)
+    (Fraction(2147483648, 1), Fraction(1, 8), Fraction(512, 1))
     """
     number_text, unit_text = _split_quantity(text.strip())
     try:
-        value = parse_number(number_text, "quantity")
+        value = parse_number(number_text, what, decimal_comma=decimal_comma)
     except InputError as error:
-        if error.reason != "not_number":
+        # A misplaced ',' or '.' keeps the grammar's own advice on separators.
+        if error.reason != "not_number" or "," in number_text or number_text.count(".") > 1:
             raise
+        if decimal_comma:
+            raise InputError(
+                "{what} must be a number and a byte unit such as '24,5 GB' or '80 GB', got {text}",
+                "not_number",
+                what=what,
+                text=shown(text),
+            ) from None
         raise InputError(
-            f"quantity must be a number and a byte unit such as '24e9 B' or '80 GB', "
-            f"got {shown(text)}",
+            "{what} must be a number and a byte unit such as '24e9 B' or '80 GB', got {text}",
             "not_number",
+            what=what,
+            text=shown(text),
         ) from None
     if value < 0:
-        raise InputError(f"quantity cannot be negative, got {shown(text)}", "negative")
+        raise InputError(
+            "{what} cannot be negative, got {text}", "negative", what=what, text=shown(text)
+        )
     byte_count = value * BYTES_PER_UNIT[resolve_unit(unit_text or "B")]
     if (byte_count * 8).denominator != 1:
-        raise InputError(f"quantity is not a whole number of bits, got {shown(text)}", "not_whole")
+        raise InputError(
+            "{what} is not a whole number of bits, got {text}",
+            "not_whole",
+            what=what,
+            text=shown(text),
+        )
     return byte_count
 
 
-def convert(quantity: str, unit: str) -> Conversion:
+def convert(
+    quantity: str, unit: str, what: str = "quantity", *, decimal_comma: bool = False
+) -> Conversion:
     """`quantity` expressed in `unit`, exactly; refused when not a whole number of bytes, or of
-    bits when `unit` is a bit unit.
+    bits when `unit` is a bit unit. `what` names the quantity in error messages.
 
     >>> c = convert("24e9 B", "GiB")
     >>> c.byte_count, c.value
     (Fraction(24000000000, 1), Fraction(5859375, 262144))
     """
-    byte_count = parse_bytes(quantity)
+    byte_count = parse_bytes(quantity, what, decimal_comma=decimal_comma)
     symbol = resolve_unit(unit)
     if symbol not in BIT_UNITS and byte_count.denominator != 1:
         raise InputError(
-            f"quantity {shown(quantity)} is not a whole number of bytes: convert it to a bit "
-            "unit (bit, kb, Mb, Gb) instead",
+            "{what} {text} is not a whole number of bytes: convert it to a bit unit "
+            "(bit, kb, Mb, Gb) instead",
             "not_whole",
+            what=what,
+            text=shown(quantity),
         )
     return Conversion(byte_count, symbol, byte_count / BYTES_PER_UNIT[symbol])
 

@@ -4,8 +4,10 @@
 `lab_archive` (the lab's notebooks and archive), `number_symbols` (Babel's symbols cached for
 the runtime), `pint_units` (pint, the units' independent check), `chromium` (how the tests
 and benchmarks launch the browser), `build_site` (every language of the site, in one process;
-needs the `docs` extra too) and `notebook_page` (the lab notebook as a Markdown page). Nothing
-of the runtime package imports them.
+needs the `docs` extra too), `notebook_page` (the lab notebook as a Markdown page), `code_font`
+(the site's code font, cut from D2Coding to the characters of its code) and `serve` (the built
+site over HTTP, as `nox -s serve` and the browser tests serve it). Nothing of the runtime
+package imports them.
 """
 
 from __future__ import annotations

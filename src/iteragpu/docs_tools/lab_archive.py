@@ -83,9 +83,32 @@ def license_path() -> Path:
     raise FileNotFoundError("the project's LICENSE file was not found")
 
 
+# A comment line of a shared code cell in one language: `# [ko] ...`, `# [id] ...`.
+_LANGUAGE_COMMENT = re.compile(r"^(?P<indent>\s*)# \[(?P<lang>[a-z]{2,3})\] ?(?P<text>.*)$")
+
+
+def localized_code(source: str, lang: str) -> str:
+    r"""A shared code cell as `lang`'s notebook shows it: its `# [<lang>] ...` comment lines
+    become plain comments and the other languages' are dropped, so that a reader meets the
+    comments of their language only.
+
+    >>> localized_code("# [ko] 시드\n# [id] Seed\nSEED = 0", "id")
+    '# Seed\nSEED = 0'
+    """
+    lines = []
+    for line in source.split("\n"):
+        match = _LANGUAGE_COMMENT.match(line)
+        if match is None:
+            lines.append(line)
+        elif match["lang"] == lang:
+            lines.append(f"{match['indent']}# {match['text']}".rstrip())
+    return "\n".join(lines)
+
+
 def notebook_bytes(lang: str, source: Path = NOTEBOOK_SOURCE) -> bytes:
-    """One language's notebook from the jupytext percent source: shared code cells plus the
-    markdown cells tagged lang-<lang>; no outputs, no execution counts, stable ids and metadata.
+    """One language's notebook from the jupytext percent source: the shared cells, their
+    comments in `lang` (`localized_code`), and the cells tagged lang-<lang> (markdown, and the
+    code cell of its messages); no outputs, no execution counts, stable ids and metadata.
     """
     # Typed as Any: jupytext and nbformat are only partly annotated.
     jupytext: Any = importlib.import_module("jupytext")
@@ -99,14 +122,14 @@ def notebook_bytes(lang: str, source: Path = NOTEBOOK_SOURCE) -> bytes:
     for cell in nb.cells:
         tags = list(cell.metadata.get("tags", []))
         langs = [t for t in tags if t.startswith("lang-")]
-        if cell.cell_type == "markdown" and langs and f"lang-{lang}" not in langs:
+        if langs and f"lang-{lang}" not in langs:
             continue
         other_tags = [t for t in tags if not t.startswith("lang-")]
         meta = {"tags": other_tags} if other_tags else {}
         source_text = cell.source
         index = len(cells)
         if cell.cell_type == "code":
-            new = nbformat.v4.new_code_cell(source_text, metadata=meta)
+            new = nbformat.v4.new_code_cell(localized_code(source_text, lang), metadata=meta)
             new.outputs = []
             new.execution_count = None
         elif cell.cell_type == "markdown":

@@ -109,25 +109,27 @@ def _bytes_text(value: Fraction, lang: str) -> str:
     return format_number(value, 0 if value.denominator == 1 else 3, lang)
 
 
-def expected(query: dict[str, str]) -> dict[str, Any]:
-    """What the sizer shows for `query` (merged over the defaults), or which input is invalid."""
+def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str, Any]:
+    """What the sizer shows for `query` (merged over the defaults), or which input is invalid;
+    with `decimal_comma`, as a page whose reader writes 13,04 reads it."""
     q = {**DEFAULT_QUERY, **query}
+    c = decimal_comma
     try:
         if q["task"] not in TASKS:
             raise InputError(f"task must be one of {', '.join(TASKS)}", "unknown_task")
         estimate = estimate_weights(
-            _count(q, "params"), _positive(q, "bits"), _non_negative(q, "reserve_gib")
+            _count(q, "params", c), _positive(q, "bits", c), _non_negative(q, "reserve_gib", c)
         )
         kv = KVCacheSpec(
-            layers=_count(q, "layers"),
-            kv_heads=_count(q, "kv_heads"),
-            head_dim=_count(q, "head_dim"),
-            tokens=_count(q, "tokens"),
-            bytes_per_value=_positive(q, "bytes_per_value"),
-            sequences=_count(q, "sequences"),
-            window=_count(q, "window") if q["window"] else None,
+            layers=_count(q, "layers", c),
+            kv_heads=_count(q, "kv_heads", c),
+            head_dim=_count(q, "head_dim", c),
+            tokens=_count(q, "tokens", c),
+            bytes_per_value=_positive(q, "bytes_per_value", c),
+            sequences=_count(q, "sequences", c),
+            window=_count(q, "window", c) if q["window"] else None,
         )
-        days = parse_count(q["days"], "days")
+        days = _count(q, "days", c)
     except (InputError, ValueError) as error:
         return {"valid": False, "error": str(error)}
     candidates = shortlist(estimate.total_gib, days)
@@ -165,16 +167,20 @@ def _candidate(c: Candidate) -> dict[str, Any]:
     }
 
 
-def _count(query: dict[str, str], field: str) -> int:
-    return parse_count(query[field], field, maximum=LIMITS.get(field))
+def _count(query: dict[str, str], field: str, decimal_comma: bool) -> int:
+    return parse_count(query[field], field, maximum=LIMITS.get(field), decimal_comma=decimal_comma)
 
 
-def _positive(query: dict[str, str], field: str) -> Fraction:
-    return parse_positive(query[field], field, maximum=LIMITS.get(field))
+def _positive(query: dict[str, str], field: str, decimal_comma: bool) -> Fraction:
+    return parse_positive(
+        query[field], field, maximum=LIMITS.get(field), decimal_comma=decimal_comma
+    )
 
 
-def _non_negative(query: dict[str, str], field: str) -> Fraction:
-    return parse_non_negative(query[field], field, maximum=LIMITS.get(field))
+def _non_negative(query: dict[str, str], field: str, decimal_comma: bool) -> Fraction:
+    return parse_non_negative(
+        query[field], field, maximum=LIMITS.get(field), decimal_comma=decimal_comma
+    )
 
 
 def _exact(value: Fraction) -> str:
@@ -199,26 +205,50 @@ PARSE_TEXTS: tuple[str, ...] = (
 )
 
 
-def _parse_result(parse: Any, text: str) -> dict[str, Any]:
+# Queries typed on a page whose reader writes a decimal comma (Indonesian).
+COMMA_CASES: list[dict[str, str]] = [
+    {"bits": "4,5", "reserve_gib": "2,5"},
+    {"params": "1,5B", "bytes_per_value": "0,5"},
+    {"params": "13000000001", "bits": "4.5", "reserve_gib": "0,25"},
+    {"reserve_gib": "1.500"},
+    {"bits": "1,234"},
+    {"params": "7.000.000.000"},
+    {"tokens": "8,192"},
+    {"reserve_gib": "1.234,5"},
+]
+
+# The same edges where a decimal comma is read (Indonesian): commas, and a mark that may group
+# thousands (refused as ambiguous) against one that cannot.
+COMMA_TEXTS: tuple[str, ...] = (
+    *("4,5", "24,5", "0,125", "1234,567", "1,2340", "1_000,5", ",5", "7,", "1,5B", "1,5e9"),
+    *("1,234", "1.234", "999,999", "1,000", "1.500B", "+12,500e3", "-1,125", "0,000", "01,234"),
+    *("1.234,5", "1,234.5", "1.000.000", "1,000,000", "4,5,6", ",", "1,,5", "1,e1", "1,_5"),
+)
+
+
+def _parse_result(parse: Any, text: str, decimal_comma: bool) -> dict[str, Any]:
     try:
-        return {"ok": True, "value": _exact(Fraction(parse(text, "x")))}
+        value = parse(text, "x", decimal_comma=decimal_comma)
+        return {"ok": True, "value": _exact(Fraction(value))}
     except InputError as error:
         return {"ok": False, "reason": error.reason}
 
 
-def parse_vectors() -> list[dict[str, Any]]:
-    """Each text through parse_count, parse_positive and parse_non_negative: value or reason."""
+def parse_vectors(*, decimal_comma: bool = False) -> list[dict[str, Any]]:
+    """Each text through parse_count, parse_positive and parse_non_negative: value or reason;
+    with `decimal_comma`, as a reader who writes 13,04 types it."""
     random = Random(20240601)  # seeded: the same vectors on every run
-    alphabet = "0123456789" * 2 + "_.eE+-kMB \u0663"
+    alphabet = "0123456789" * 2 + "_.eE+-kMB \u0663" + (",," if decimal_comma else "")
     generated = ("".join(random.choices(alphabet, k=random.randint(1, 9))) for _ in range(400))
+    texts = (*PARSE_TEXTS, *COMMA_TEXTS, *generated)
     return [
         {
             "text": text,
-            "count": _parse_result(parse_count, text),
-            "positive": _parse_result(parse_positive, text),
-            "non_negative": _parse_result(parse_non_negative, text),
+            "count": _parse_result(parse_count, text, decimal_comma),
+            "positive": _parse_result(parse_positive, text, decimal_comma),
+            "non_negative": _parse_result(parse_non_negative, text, decimal_comma),
         }
-        for text in (*PARSE_TEXTS, *generated)
+        for text in texts
     ]
 
 
@@ -277,6 +307,11 @@ def vectors() -> dict[str, Any]:
         "cases": [{"query": query, "expected": expected(query)} for query in CASES],
         "generated": [{"query": q, "expected": expected(q)} for q in generated_queries()],
         "parse": parse_vectors(),
+        "parse_decimal_comma": parse_vectors(decimal_comma=True),
+        "cases_decimal_comma": [
+            {"query": query, "expected": expected(query, decimal_comma=True)}
+            for query in COMMA_CASES
+        ],
     }
 
 

@@ -9,6 +9,10 @@ Three capacities are never mixed:
   taken from a dated public output. The memory a process can ever reserve on that device is
   below it, so a need above it cannot fit.
 - usable: what a process actually gets, known only from a run on the device (`evidence`).
+
+A public reading that does not bound the card model (taken with ECC on, or with the ECC state
+unknown, on a card whose ECC can be switched off to declare more) is kept as a reading, shown
+with its source, and never used to exclude a card.
 """
 
 from __future__ import annotations
@@ -55,6 +59,32 @@ class DeclaredMemory:
 
 
 @dataclass(frozen=True)
+class NominalReference:
+    """Where the nominal figure was read: a public page, the date it was seen, its words."""
+
+    url: str
+    seen: str
+    kind: str  # "vendor" or "secondary" (a page that is not the vendor's datasheet)
+    states: str  # the page's words for the figure, quoted
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A public output of a tool for the card's total memory that is no bound for the model."""
+
+    bytes: int
+    tool: str
+    tool_version: str | None
+    reported: int
+    reported_unit: str
+    resolution_bytes: int
+    date: str | None
+    url: str
+    why_not_a_bound: str  # "ecc_on" or "ecc_unknown"
+    note: str
+
+
+@dataclass(frozen=True)
 class Card:
     id: str
     name: str
@@ -63,6 +93,8 @@ class Card:
     packages: tuple[RentalPackage, ...]
     declared: DeclaredMemory | None = None
     device_names: tuple[str, ...] = ()  # the names a device of this model reports
+    nominal_reference: NominalReference | None = None  # None: the sizing guide is the source
+    readings_not_bounds: tuple[Reading, ...] = ()
 
     @property
     def nominal_memory_bytes(self) -> Fraction | None:
@@ -103,6 +135,10 @@ def _declared(raw: dict[str, Any] | None, declared_bytes: int | None) -> Declare
     )
 
 
+def _nominal_reference(raw: dict[str, str] | None) -> NominalReference | None:
+    return None if raw is None else NominalReference(**raw)
+
+
 CATALOG_FILE = "gpu_catalog.json"  # beside this module; the sizer page embeds it as it is
 
 
@@ -134,6 +170,8 @@ def load_catalog() -> tuple[Card, ...]:
             ),
             declared=_declared(card["declared_memory_source"], card["declared_memory_bytes"]),
             device_names=tuple(card["device_names"]),
+            nominal_reference=_nominal_reference(card["nominal_memory_reference"]),
+            readings_not_bounds=tuple(Reading(**r) for r in card["readings_not_bounds"]),
         )
         for card in raw["cards"]
     )

@@ -5,11 +5,15 @@ strict JSON (no NaN or infinities, no fractions or exponents, integers within 64
 duplicate keys, nesting at most `MAX_NESTING`), valid against the lab's own
 `result.schema.json`, and consistent in the ways a schema cannot express (the measured device is
 listed once, with a name; a reserved peak within the device's capacity; the outcome agreeing
-with its phases). Anything else is an `EvidenceError` with a one-line message.
+with its phases). Anything else is an `EvidenceError` with a one-line message, written as a
+catalogue template and values (`iteragpu.core.numbers.InputError`) so that the CLI can say it
+in the reader's language: nothing of the JSON parser's or the schema validator's English wording
+is passed on, only positions, keys and the schema's rule names.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +21,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
+
+from iteragpu.core.numbers import InputError
 
 # About 450 B per phase as the lab writes it: some 550 repeats. Checking a file against the
 # schema takes about 0.3 ms per phase, so this bound keeps a command well under a second.
@@ -27,8 +33,17 @@ MAX_INTEGER = 2**64 - 1  # byte counters and durations are 64-bit counters
 _MAX_INTEGER_DIGITS = len(str(MAX_INTEGER))
 
 
-class EvidenceError(ValueError):
-    """A file that is not a usable lab result."""
+class EvidenceError(InputError):
+    """A file that is not a usable lab result; `path` names it once known."""
+
+    path: Path | None = None
+
+    def __init__(self, template: str, **values: str) -> None:
+        super().__init__(template, "not_evidence", **values)
+
+    def __str__(self) -> str:
+        message = super().__str__()
+        return message if self.path is None else f"{self.path}: {message}"
 
 
 @dataclass(frozen=True)
@@ -47,13 +62,100 @@ class Evidence:
         return self.outcome == "ok"
 
 
+# The six counters of a phase, in the order the lab writes them.
+COUNTER_KEYS = (
+    "start_allocated_bytes",
+    "start_reserved_bytes",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+    "end_allocated_bytes",
+    "end_reserved_bytes",
+)
+
+
+@dataclass(frozen=True)
+class PhaseRecord:
+    """One phase as the lab recorded it; a counter not read is None, never 0."""
+
+    phase: str
+    repeat: int | None
+    status: str  # "ok", "failed" or "interrupted"
+    counters: dict[str, int | None]  # by COUNTER_KEYS
+    error_type: str | None
+    error_message: str | None
+    out_of_memory: bool
+    # schema 1.1.0 and later: allocated bytes `predict` gives for the end of the phase
+    predicted_end_allocated_bytes: int | None
+    end_allocated_difference_bytes: int | None
+
+
+@dataclass(frozen=True)
+class LabResult:
+    """A whole lab result: the evidence, its phases and what the lab predicted for them."""
+
+    evidence: Evidence
+    schema_version: str
+    phases: tuple[PhaseRecord, ...]
+    parameter_count: int
+    element_size_bytes: int
+    predicted_parameter_bytes: int
+    predicted_parameter_bytes_rounded_512: int
+    counters_unavailable_reason: str | None
+    # schema 1.1.0 and later: what cold_forward allocated beyond the prediction (cuBLAS first)
+    cold_forward_unexplained_bytes: int | None
+
+
 def read_evidence(path: Path) -> Evidence:
     """The evidence in the lab result at `path`, or an `EvidenceError` saying why not."""
-    result = _load(path)
+    return read_lab_result(path).evidence
+
+
+def read_lab_result(path: Path) -> LabResult:
+    """The lab result at `path` with its phases, or an `EvidenceError` saying why not."""
     try:
-        return _evidence(path, result)
+        result = _load(path)
+        return _lab_result(_evidence(path, result), result)
     except EvidenceError as error:
-        raise EvidenceError(f"{path}: {error}") from None
+        error.path = path
+        raise
+
+
+def _phase_record(record: dict[str, Any]) -> PhaseRecord:
+    error = record["error"]
+    prediction = record.get("prediction")
+    return PhaseRecord(
+        phase=record["phase"],
+        repeat=record["repeat"],
+        status=record["status"],
+        counters={key: record[key] for key in COUNTER_KEYS},
+        error_type=None if error is None else error["type"],
+        error_message=None if error is None else error["message"],
+        out_of_memory=error is not None and error["out_of_memory"],
+        predicted_end_allocated_bytes=None
+        if prediction is None
+        else prediction["end_allocated_bytes"],
+        end_allocated_difference_bytes=None
+        if prediction is None
+        else prediction["end_allocated_difference_bytes"],
+    )
+
+
+def _lab_result(evidence: Evidence, result: dict[str, Any]) -> LabResult:
+    network = result["network"]
+    prediction = result.get("prediction")
+    return LabResult(
+        evidence=evidence,
+        schema_version=result["schema_version"],
+        phases=tuple(_phase_record(record) for record in result["phases"]),
+        parameter_count=network["parameter_count"],
+        element_size_bytes=network["element_size_bytes"],
+        predicted_parameter_bytes=network["predicted_parameter_bytes"],
+        predicted_parameter_bytes_rounded_512=network["predicted_parameter_bytes_rounded_512"],
+        counters_unavailable_reason=result.get("counters_unavailable_reason"),
+        cold_forward_unexplained_bytes=None
+        if prediction is None
+        else prediction["cold_forward_unexplained_bytes"],
+    )
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -61,15 +163,23 @@ def _load(path: Path) -> dict[str, Any]:
         with path.open("rb") as handle:
             data = handle.read(MAX_EVIDENCE_BYTES + 1)
     except FileNotFoundError:
-        raise EvidenceError(f"{path}: no such file") from None
+        raise EvidenceError("no such file") from None
+    except IsADirectoryError:
+        raise EvidenceError("a folder, not a file") from None
+    except PermissionError:
+        raise EvidenceError("cannot be read: permission denied") from None
     except OSError as error:
-        raise EvidenceError(f"{path}: cannot be read ({error.strerror or error})") from None
+        # The system's own wording is English: name the error code instead (EIO, ELOOP...).
+        code = errno.errorcode.get(error.errno or 0, str(error.errno))
+        raise EvidenceError("cannot be read (error {code})", code=code) from None
     if len(data) > MAX_EVIDENCE_BYTES:
-        raise EvidenceError(f"{path}: larger than {MAX_EVIDENCE_BYTES} bytes, not a lab result")
+        raise EvidenceError(
+            "larger than {limit} bytes, not a lab result", limit=str(MAX_EVIDENCE_BYTES)
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise EvidenceError(f"{path}: not UTF-8 text, not a lab result") from None
+        raise EvidenceError("not UTF-8 text, not a lab result") from None
     try:
         result = json.loads(
             text,
@@ -78,34 +188,39 @@ def _load(path: Path) -> dict[str, Any]:
             parse_int=_bounded_integer,
             object_pairs_hook=_unique_keys,
         )
-    except EvidenceError as error:
-        raise EvidenceError(f"{path}: {error}") from None
     except RecursionError:
-        raise EvidenceError(f"{path}: nested too deeply, not a lab result") from None
-    except ValueError as error:  # json.JSONDecodeError included
-        raise EvidenceError(f"{path}: not JSON ({error})") from None
+        raise EvidenceError("nested too deeply, not a lab result") from None
+    except json.JSONDecodeError as error:
+        raise EvidenceError(
+            "not JSON (line {line}, column {column})",
+            line=str(error.lineno),
+            column=str(error.colno),
+        ) from None
     depth = max(_depths(result), default=0)
     if depth > MAX_NESTING:
-        raise EvidenceError(f"{path}: nested {depth} levels deep, not a lab result")
-    _validate_schema(path, result)
+        raise EvidenceError("nested {depth} levels deep, not a lab result", depth=str(depth))
+    _validate_schema(result)
     if not isinstance(result, dict):  # the schema says so; this tells mypy
-        raise EvidenceError(f"{path}: not a JSON object")
+        raise EvidenceError("not a JSON object")
     return result
 
 
 def _refuse_constant(name: str) -> NoReturn:
-    raise EvidenceError(f"{name} is not a number the lab writes")
+    raise EvidenceError("{name} is not a number the lab writes", name=repr(name))
 
 
 def _refuse_fraction(text: str) -> NoReturn:
     # The lab writes every quantity as an integer; 1e999 would otherwise become inf.
-    raise EvidenceError(f"{_shortened(text)} is not a whole number; the lab writes only integers")
+    raise EvidenceError(
+        "{number} is not a whole number; the lab writes only integers",
+        number=repr(_shortened(text)),
+    )
 
 
 def _bounded_integer(text: str) -> int:
     # Checked before int(): Python refuses (or takes long over) integers of thousands of digits.
     if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS or abs(int(text)) > MAX_INTEGER:
-        raise EvidenceError(f"{_shortened(text)} is beyond a 64-bit counter")
+        raise EvidenceError("{number} is beyond a 64-bit counter", number=repr(_shortened(text)))
     return int(text)
 
 
@@ -117,7 +232,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise EvidenceError(f"the key {_shortened(key)!r} appears twice in one object")
+            raise EvidenceError(
+                "the key {key} appears twice in one object", key=repr(_shortened(key))
+            )
         result[key] = value
     return result
 
@@ -147,51 +264,92 @@ def _validator() -> Any:
     return validator_class(schema)
 
 
-def _validate_schema(path: Path, result: Any) -> None:
+def _validate_schema(result: Any) -> None:
     from jsonschema.exceptions import best_match
 
     error = best_match(_validator().iter_errors(result))
-    if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "the top level"
-        message = _shortened(" ".join(str(error.message).split()), 160)
-        raise EvidenceError(f"{path}: not a lab measure result: at {where}: {message}")
-
-
-def _fail(text: str) -> NoReturn:
-    raise EvidenceError(text)
+    if error is None:
+        return
+    # A JSON Pointer: "/" is the whole document.
+    where = "/" + "/".join(str(part) for part in error.absolute_path)
+    rule, expected = error.validator, error.validator_value
+    if rule == "required" and isinstance(error.instance, dict):
+        missing = next((key for key in expected if key not in error.instance), "")
+        raise EvidenceError(
+            "not a lab measure result: the key {key} is missing at {where}",
+            key=repr(missing),
+            where=where,
+        )
+    if rule == "type":
+        types = [expected] if isinstance(expected, str) else list(expected)
+        raise EvidenceError(
+            "not a lab measure result: the value at {where} must be of JSON type {types}",
+            where=where,
+            types=" | ".join(repr(t) for t in types),
+        )
+    raise EvidenceError(
+        "not a lab measure result: the value at {where} breaks the schema rule {rule}",
+        where=where,
+        rule=_shortened(f"{rule}: {json.dumps(expected, ensure_ascii=False)}", 120),
+    )
 
 
 def _evidence(path: Path, result: dict[str, Any]) -> Evidence:
     """Checks the schema cannot make, then the figures the short list uses."""
-    _, _, suffix = result["device"].partition(":")
+    device_text = result["device"]
+    _, _, suffix = device_text.partition(":")
     if len(suffix) > _MAX_INTEGER_DIGITS:  # the schema allows any number of digits
-        _fail(f"device {_shortened(result['device'])}: index out of range")
+        raise EvidenceError(
+            "device {device}: index out of range", device=repr(_shortened(device_text))
+        )
     index = int(suffix) if suffix else 0
     devices = [d for d in result["environment"]["devices"] if d["index"] == index]
     if not devices:
-        _fail(f"device index {index} ({result['device']}) is not in environment.devices")
+        raise EvidenceError(
+            "device index {index} ({device}) is not in environment.devices",
+            index=str(index),
+            device=repr(device_text),
+        )
     if len(devices) > 1:
-        _fail(f"device index {index} appears {len(devices)} times in environment.devices")
+        raise EvidenceError(
+            "device index {index} appears {count} times in environment.devices",
+            index=str(index),
+            count=str(len(devices)),
+        )
     (device,) = devices
     flagged = [d["index"] for d in result["environment"]["devices"] if d.get("requested") is True]
     if flagged and flagged != [index]:  # schema 1.1.0 marks the measured device
-        _fail(f"environment.devices marks {flagged} as measured, but the run names device {index}")
+        raise EvidenceError(
+            "environment.devices marks {flagged} as measured, but the run names device {index}",
+            flagged=str(flagged),
+            index=str(index),
+        )
     if device["name"] is None:
-        _fail(f"the name of device {index} was not read: the run cannot be tied to a card")
+        raise EvidenceError(
+            "the name of device {index} was not read: the run cannot be tied to a card",
+            index=str(index),
+        )
     capacity = device["total_memory_bytes"]
     phases = result["phases"]
     peaks = [p["peak_reserved_bytes"] for p in phases if p["peak_reserved_bytes"] is not None]
     peak = max(peaks) if peaks else None
     if peak is not None and capacity is not None and peak > capacity:
-        _fail(f"a reserved peak of {peak} B exceeds the device's {capacity} B")
+        raise EvidenceError(
+            "a reserved peak of {peak} B exceeds the device's {capacity} B",
+            peak=str(peak),
+            capacity=str(capacity),
+        )
     outcome = result["outcome"]
     failed = [p for p in phases if p["status"] == "failed"]
     if outcome["status"] == "ok" and failed:
-        _fail("the outcome is ok but a phase failed")
+        raise EvidenceError("the outcome is ok but a phase failed")
     if outcome["status"] == "failed" and not any(
         p["phase"] == outcome["failed_phase"] for p in failed
     ):
-        _fail(f"the outcome names {outcome['failed_phase']} as failed, but no such phase failed")
+        raise EvidenceError(
+            "the outcome names {phase} as failed, but no such phase failed",
+            phase=repr(outcome["failed_phase"]),
+        )
     return Evidence(
         path=path,
         device_name=device["name"],

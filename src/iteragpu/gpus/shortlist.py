@@ -30,6 +30,7 @@ from decimal import Decimal
 from enum import StrEnum
 from fractions import Fraction
 
+from iteragpu.core.numbers import InputError
 from iteragpu.core.units import from_unit
 from iteragpu.gpus.catalog import Card, RentalPackage, load_catalog
 from iteragpu.gpus.evidence import Evidence
@@ -217,7 +218,11 @@ def shortlist(
         raise ValueError("need, days and cards must be positive and the margin not negative")
     for name in requirements:
         if name in BUILT_IN_REQUIREMENTS:
-            raise ValueError(f"{name!r} is always assessed; state other requirements")
+            raise InputError(
+                "{requirement} is always assessed; state other requirements",
+                "built_in_requirement",
+                requirement=repr(name),
+            )
     need_bytes = from_unit(need_gib, "GiB")
     margin_bytes = from_unit(margin_gib, "GiB")
     confirmed_pairs, failed_pairs = set(confirmed), set(failed)
@@ -226,12 +231,20 @@ def shortlist(
     known = {c.id for c in catalog_cards}
     for card_id, _ in confirmed_pairs | failed_pairs:
         if card_id not in known:
-            raise ValueError(f"no card {card_id!r} in the catalog")
+            raise InputError(
+                "no card {card} in the catalog; known: {known}",
+                "unknown_card",
+                card=repr(card_id),
+                known=", ".join(sorted(known)),
+            )
     for run in evidence:
         if not any(card.is_device(run.device_name) for card in catalog_cards):
-            names = ", ".join(repr(n) for card in catalog_cards for n in card.device_names)
-            raise ValueError(
-                f"{run.path}: device {run.device_name!r} is no card of the catalog ({names})"
+            raise InputError(
+                "{path}: device {device} is no card of the catalog ({names})",
+                "unknown_device",
+                path=str(run.path),
+                device=repr(run.device_name),
+                names=", ".join(repr(n) for card in catalog_cards for n in card.device_names),
             )
     candidates = []
     for card in catalog_cards:

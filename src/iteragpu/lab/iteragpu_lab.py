@@ -20,6 +20,8 @@
 # - 이 노트북은 자립형입니다. `mesure_memoire.py` 스크립트를 가져오지 않으며, 필요한 작은 함수들을
 #   노트북 안에 복제해 두었습니다. 계산 셀의 출력은 `python mesure_memoire.py estimate`의 출력과
 #   같습니다.
+# - 출력과 메시지는 한국어로, 숫자는 13.04처럼 씁니다. GPU가 없어도 모든 셀을 끝까지 실행할 수
+#   있으며, 측정 셀은 측정할 수 없는 이유를 알려 줍니다.
 # - 모델이나 패키지를 다운로드하지 않습니다.
 # - 출력 없이 제공됩니다. 여러분의 환경에서 열고, 검토하고, 실행하세요.
 # - 측정 결과는 측정 방법을 익히기 위한 것이며, 여러분의 연구 모델에 대해 카드의 성능을 입증하지
@@ -30,39 +32,197 @@
 #
 # Notebook ini melakukan dua hal. Pertama, dengan pustaka standar saja, notebook ini menghitung
 # ukuran bobot dense dalam byte, GB, dan GiB. Kemudian, bila PyTorch dan GPU yang dapat diakses
-# tersedia, notebook ini menjalankan jaringan dense kecil yang orisinal pada input sintetis dan
+# tersedia, notebook ini menjalankan jaringan dense kecil yang orisinal pada masukan sintetis dan
 # mencatat penghitung memori untuk setiap fase.
 #
 # - Notebook ini mandiri. Ia tidak mengimpor skrip `mesure_memoire.py`; fungsi-fungsi kecil yang
 #   diperlukan disalin ke dalam notebook. Keluaran sel perhitungan sama dengan keluaran `python
-#   mesure_memoire.py estimate`.
+#   mesure_memoire.py estimate --lang id`.
+# - Keluaran dan pesannya berbahasa Indonesia, dengan angka seperti 13,04. Tanpa GPU, semua sel
+#   tetap dapat dijalankan sampai selesai, dan sel pengukuran menjelaskan mengapa pengukuran tidak
+#   dapat dilakukan.
 # - Notebook ini tidak mengunduh model maupun paket.
 # - Notebook disertakan tanpa keluaran. Buka, telaah, dan jalankan di lingkungan Anda.
 # - Hasil pengukurannya berguna untuk mempelajari metode pengukuran; hasil itu tidak membuktikan
 #   kemampuan sebuah kartu untuk model riset Anda.
 
 # %% tags=["setup"]
-# This notebook is self-contained on purpose: it does not import mesure_memoire.py.
-# The few small functions it needs are duplicated here so that it runs on its own;
-# the lab's tests check that its figures match the script's `estimate` output.
+# [ko] 이 노트북은 일부러 자립형으로 만들었습니다. mesure_memoire.py를 가져오지 않고, 필요한 작은
+# [ko] 함수를 여기에 복제해 둡니다. 실습의 테스트가 그 수치와 문장이 스크립트의 `estimate` 출력과
+# [ko] 같은지 확인합니다.
+# [id] Notebook ini sengaja dibuat mandiri: ia tidak mengimpor mesure_memoire.py. Beberapa fungsi
+# [id] kecil yang diperlukan disalin di sini, dan pengujian lab memeriksa bahwa angka serta
+# [id] kalimatnya sama dengan keluaran `estimate` pada skrip.
 import os
 import platform
 import time
+import warnings
 from collections import OrderedDict
 from fractions import Fraction
 
-try:
-    import torch
-except Exception as exc:  # the calculation cells do not need PyTorch
-    torch = None
-    TORCH_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
-else:
-    TORCH_IMPORT_ERROR = None
+# [ko] 가져오는 동안의 경고(예: NumPy 없음)는 셀 사이에 출력하지 않고 환경 셀에서 보여 줍니다.
+# [id] Peringatan saat impor (misalnya NumPy tidak ada) ditampilkan di sel lingkungan, tidak
+# [id] dicetak di antara sel.
+with warnings.catch_warnings(record=True) as TORCH_IMPORT_WARNINGS:
+    warnings.simplefilter("always")
+    try:
+        import torch
+    except Exception as exc:
+        # [ko] 계산 셀에는 PyTorch가 필요 없습니다. 빠진 이유만 기록해 둡니다.
+        # [id] Sel perhitungan tidak memerlukan PyTorch; alasan ketiadaannya dicatat saja.
+        torch = None
+        TORCH_IMPORT_ERROR = type(exc).__name__
+        if not (isinstance(exc, ModuleNotFoundError) and exc.name == "torch"):
+            TORCH_IMPORT_ERROR += f": {exc}"
+    else:
+        TORCH_IMPORT_ERROR = None
 
 LAB_VERSION = "v1"
 BYTES_PER_GB = 10**9
 BYTES_PER_GIB = 2**30
-SEED = 0  # the network's initialisation and the synthetic input
+# [ko] 네트워크 초기화와 합성 입력에 쓰는 시드
+# [id] Seed untuk inisialisasi jaringan dan masukan sintetis
+SEED = 0
+
+# %% tags=["lang-ko", "messages"]
+# 이 노트북이 출력하는 문장과 숫자 형식입니다(한국어). 키는 코드에서 쓰는 식별자입니다.
+LANG = "ko"
+NUMBER_SYMBOLS = {"group": ",", "decimal": ".", "minus": "-"}
+MESSAGES = {
+    "estimate_title": "IteraGPU Lab {version} - 밀집 가중치 추정치(가중치만)",
+    "label_parameters": "파라미터",
+    "label_bits": "값당 비트",
+    "label_weights": "가중치",
+    "label_weights_gb": "가중치 (GB)",
+    "label_weights_gib": "가중치 (GiB)",
+    "label_reserve_gib": "여유분 (GiB)",
+    "label_total_gib": "개략적 범위 (GiB)",
+    "label_not_counted": "포함하지 않음",
+    "label_note": "참고",
+    "rounded_up_from": "({exact} B에서 올림)",
+    "assumed": "(가정)",
+    "weights_plus_reserve": "(가중치 + 여유분, {total})",
+    "list_separator": ", ",
+    "activations": "활성화",
+    "gradients": "그래디언트",
+    "kv_cache": "KV 캐시",
+    "optimizer_states": "옵티마이저 상태",
+    "quantization_scales_and_metadata": "양자화 스케일과 메타데이터",
+    "modules_kept_at_another_precision": "다른 정밀도로 유지되는 모듈",
+    "note_weights_only": "가중치만 계산했으며 균일한 밀집 저장을 가정합니다. 활성화, "
+    "그래디언트, KV 캐시, 옵티마이저 상태는 포함하지 않습니다.",
+    "note_reserve": "여유분은 가정입니다. 부하가 이 범위에 들어간다는 증명이 아닙니다.",
+    "note_quantized": "이론적 균일 나눗셈입니다. 양자화 스케일과 다른 정밀도로 유지되는 "
+    "모듈은 포함하지 않습니다.",
+    "parameters_not_positive": "파라미터 수는 양의 정수여야 합니다: {value!r}",
+    "bits_not_positive": "값당 비트 수는 0보다 커야 합니다: {value}",
+    "reserve_negative": "여유분은 음수일 수 없습니다: {value}",
+    "label_platform": "플랫폼",
+    "label_seed": "시드",
+    "not_installed": "설치되지 않음",
+    "build_cuda": "(빌드의 CUDA)",
+    "label_allocator_backend": "할당자 백엔드",
+    "label_import_warning": "PyTorch 가져오기 경고",
+    "no_visible_gpu": "보이는 GPU가 없습니다",
+    "notebook_device_line": "{name}, 전체 {total} B, compute capability {capability}, UUID {uuid}",
+    "notebook_not_a_gpu": "{device} 장치는 GPU가 아닙니다. CPU 결과는 GPU 측정이 아닙니다",
+    "notebook_no_torch": "이 커널에 PyTorch가 설치되어 있지 않습니다({error}). 위의 계산 셀에는 "
+    "PyTorch가 필요 없습니다",
+    "cpu_only_build": "PyTorch {version}: CPU 전용 빌드입니다(CUDA나 HIP/ROCm 없음). 측정할 "
+    "GPU가 없습니다",
+    "sees_no_gpu": "PyTorch {version}: GPU가 보이지 않습니다(torch.cuda.is_available()이 False)",
+    "no_such_gpu": "{device} GPU가 없습니다(보이는 GPU {count}개)",
+    "caching_disabled": "{setting}: PyTorch가 캐싱 할당자를 우회하므로, 카운터는 무엇이 "
+    "할당되든 0을 읽습니다",
+    "interrupted_sigint": "사용자가 중단했습니다(SIGINT, Ctrl-C)",
+    "status_ok": "성공",
+    "status_failed": "실패",
+    "status_interrupted": "중단",
+    "already_measured": "이 커널에서 이미 측정했습니다. cuBLAS 작업 공간과 할당자 캐시가 남아 "
+    "있어 model_load가 0에서 시작하지 않고 cold_forward도 첫 패스가 아닙니다. 커널을 다시 "
+    "시작한 다음 모든 셀을 다시 실행하세요.",
+    "cannot_measure_here": "측정하지 않았습니다: {reason}",
+    "nothing_to_show": "보여 줄 결과가 없습니다: 이 커널에서는 아무것도 측정하지 않았습니다.",
+    "counters_not_read": "카운터를 읽지 않습니다: {reason}",
+    "model_load_not_zero": "주의: model_load가 0 B에서 시작하지 않았습니다. 이미 할당된 것이 "
+    "있었습니다",
+    "predicted_line": "{phase}: allocated {measured} B, 예측 {predicted} B, 차이 {difference} B",
+    "column_phase": "단계",
+    "column_repeat": "반복",
+    "column_status": "상태",
+    "phase_error_line": "{phase} {status}: {error}",
+}
+
+# %% tags=["lang-id", "messages"]
+# Kalimat dan format angka yang dicetak notebook ini (bahasa Indonesia). Kuncinya adalah
+# pengenal yang dipakai kode.
+LANG = "id"
+NUMBER_SYMBOLS = {"group": ".", "decimal": ",", "minus": "-"}
+MESSAGES = {
+    "estimate_title": "IteraGPU Lab {version} - estimasi bobot dense (bobot saja)",
+    "label_parameters": "parameter",
+    "label_bits": "bit per nilai",
+    "label_weights": "bobot",
+    "label_weights_gb": "bobot (GB)",
+    "label_weights_gib": "bobot (GiB)",
+    "label_reserve_gib": "margin (GiB)",
+    "label_total_gib": "rentang kasar (GiB)",
+    "label_not_counted": "tidak dihitung",
+    "label_note": "catatan",
+    "rounded_up_from": "(dibulatkan ke atas dari {exact} B)",
+    "assumed": "(asumsi)",
+    "weights_plus_reserve": "(bobot + margin, {total})",
+    "list_separator": ", ",
+    "activations": "aktivasi",
+    "gradients": "gradien",
+    "kv_cache": "cache KV",
+    "optimizer_states": "status optimizer",
+    "quantization_scales_and_metadata": "skala dan metadata kuantisasi",
+    "modules_kept_at_another_precision": "modul yang disimpan pada presisi lain",
+    "note_weights_only": "Bobot saja, dengan penyimpanan dense yang seragam: aktivasi, "
+    "gradien, cache KV, dan status optimizer tidak dihitung.",
+    "note_reserve": "Margin adalah hipotesis, bukan bukti bahwa beban muat dalam rentang ini.",
+    "note_quantized": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
+    "pada presisi lain tidak dihitung.",
+    "parameters_not_positive": "jumlah parameter harus bilangan bulat positif: {value!r}",
+    "bits_not_positive": "jumlah bit per nilai harus lebih besar dari 0: {value}",
+    "reserve_negative": "margin tidak boleh negatif: {value}",
+    "label_platform": "platform",
+    "label_seed": "seed",
+    "not_installed": "tidak terpasang",
+    "build_cuda": "(CUDA build-nya)",
+    "label_allocator_backend": "backend alokator",
+    "label_import_warning": "peringatan impor PyTorch",
+    "no_visible_gpu": "tidak ada GPU yang terlihat",
+    "notebook_device_line": "{name}, total {total} B, compute capability {capability}, UUID {uuid}",
+    "notebook_not_a_gpu": "perangkat {device} bukan GPU; hasil CPU bukan pengukuran GPU",
+    "notebook_no_torch": "PyTorch tidak terpasang di kernel ini ({error}); sel perhitungan di "
+    "atas tidak memerlukannya",
+    "cpu_only_build": "PyTorch {version} adalah build khusus CPU (tanpa CUDA atau HIP/ROCm): "
+    "tidak ada GPU untuk diukur",
+    "sees_no_gpu": "PyTorch {version} tidak melihat GPU (torch.cuda.is_available() bernilai False)",
+    "no_such_gpu": "GPU {device} tidak ada ({count} terlihat)",
+    "caching_disabled": "{setting} disetel: PyTorch melewati alokator cache-nya, sehingga "
+    "penghitung membaca 0 apa pun yang dialokasikan",
+    "interrupted_sigint": "dihentikan oleh pengguna (SIGINT, Ctrl-C)",
+    "status_ok": "berhasil",
+    "status_failed": "gagal",
+    "status_interrupted": "terhenti",
+    "already_measured": "Sudah diukur di kernel ini: ruang kerja cuBLAS dan cache alokator "
+    "masih ada, sehingga model_load tidak akan dimulai dari 0 dan cold_forward bukan lagi "
+    "lintasan pertama. Mulai ulang kernel, lalu jalankan lagi semua sel.",
+    "cannot_measure_here": "Tidak ada yang diukur: {reason}",
+    "nothing_to_show": "Tidak ada hasil untuk ditampilkan: tidak ada yang diukur di kernel ini.",
+    "counters_not_read": "penghitung tidak dibaca: {reason}",
+    "model_load_not_zero": "perhatian: model_load tidak dimulai dari 0 B; sudah ada yang "
+    "dialokasikan",
+    "predicted_line": "{phase}: allocated {measured} B, prediksi {predicted} B, selisih "
+    "{difference} B",
+    "column_phase": "fase",
+    "column_repeat": "pengulangan",
+    "column_status": "status",
+    "phase_error_line": "{phase} {status}: {error}",
+}
 
 # %% [markdown] tags=["lang-ko"]
 # ## GB와 GiB를 섞지 않고 가중치 계산하기
@@ -72,7 +232,7 @@ SEED = 0  # the network's initialisation and the synthetic input
 #
 # 각각 2바이트(16비트)로 저장된 70억 개의 파라미터는 14,000,000,000바이트, 즉 14 GB 또는 약 13.04
 # GiB를 차지합니다. 여기에 4 GiB의 여유분을 더하면 약 17.04 GiB가 됩니다. 이 합계는 준비 가설일
-# 뿐이며, 작업 부하가 이 범위 안에 들어간다는 것을 증명하지 않습니다.
+# 뿐이며, 부하가 이 범위 안에 들어간다는 것을 증명하지 않습니다.
 #
 # 이 계산에는 활성화, 그래디언트, KV 캐시, 옵티마이저 상태가 포함되지 않습니다. 소수 값은 정확한
 # 분수에서 계산해 소수 둘째 자리에서 반올림합니다. 합계도 반올림된 값끼리 더하지 않고 정확한
@@ -86,36 +246,29 @@ SEED = 0  # the network's initialisation and the synthetic input
 # GiB tidak pernah dicampur dalam satu jumlah.
 #
 # Tujuh miliar parameter yang masing-masing disimpan dalam dua byte (16 bit) mewakili
-# 14.000.000.000 byte: 14 GB, atau sekitar 13,04 GiB. Menambahkan cadangan 4 GiB menghasilkan
+# 14.000.000.000 byte: 14 GB, atau sekitar 13,04 GiB. Menambahkan margin 4 GiB menghasilkan
 # sekitar 17,04 GiB. Jumlah ini hanyalah hipotesis persiapan; ia tidak membuktikan bahwa suatu
 # beban akan muat dalam amplop tersebut.
 #
 # Perhitungan ini tidak mencakup aktivasi, gradien, cache KV, maupun status optimizer. Nilai
-# desimal dihitung dari pecahan yang eksak lalu dibulatkan ke dua angka di belakang koma (keluaran
-# kode memakai titik desimal). Totalnya juga dihitung dari nilai eksak, bukan dari nilai yang
-# sudah dibulatkan.
+# desimal dihitung dari pecahan yang eksak lalu dibulatkan ke dua angka di belakang koma. Totalnya
+# juga dihitung dari nilai eksak, bukan dari nilai yang sudah dibulatkan.
 
 # %% tags=["functions"]
-# Duplicated from mesure_memoire.py (same formula, same rounding, same text).
+# [ko] mesure_memoire.py에서 복제한 함수입니다. 같은 공식, 같은 반올림, 같은 문장을 씁니다.
+# [id] Disalin dari mesure_memoire.py: rumus, pembulatan, dan kalimat yang sama.
 NOT_COUNTED = ["activations", "gradients", "kv_cache", "optimizer_states"]
 NOT_COUNTED_QUANTIZED = ["quantization_scales_and_metadata", "modules_kept_at_another_precision"]
-NOT_COUNTED_TEXT = {
-    "activations": "activations",
-    "gradients": "gradients",
-    "kv_cache": "KV cache",
-    "optimizer_states": "optimizer states",
-    "quantization_scales_and_metadata": "quantization scales and metadata",
-    "modules_kept_at_another_precision": "modules kept at another precision",
-}
 
 
 def dense_weight_bytes(parameters, bits):
-    """Bytes taken by `parameters` dense values of `bits` bits each (uniform storage)."""
+    # [ko] 파라미터 `parameters`개를 값마다 `bits`비트로 균일하게 저장할 때의 바이트 수
+    # [id] Byte untuk `parameters` nilai yang masing-masing disimpan dalam `bits` bit (seragam)
     if isinstance(parameters, bool) or not isinstance(parameters, int) or parameters <= 0:
-        raise ValueError(f"parameters must be a positive whole number, got {parameters!r}")
+        raise ValueError(MESSAGES["parameters_not_positive"].format(value=parameters))
     bits = Fraction(bits)
     if bits <= 0:
-        raise ValueError(f"bits must be positive, got {bits}")
+        raise ValueError(MESSAGES["bits_not_positive"].format(value=bits))
     return parameters * bits / 8
 
 
@@ -124,7 +277,8 @@ def ceil_fraction(value):
 
 
 def format_decimal(value, places=2):
-    """Round half up to `places` decimals, then drop trailing zeros."""
+    # [ko] 소수 `places`자리로 반올림(0.5는 올림)한 다음 끝의 0을 지웁니다.
+    # [id] Bulatkan ke `places` angka desimal (setengah ke atas), lalu buang nol di belakang.
     scale = 10**places
     scaled = value * scale
     sign = "-" if scaled < 0 else ""
@@ -135,29 +289,72 @@ def format_decimal(value, places=2):
     return sign + text if rounded else text
 
 
+def exact_decimal_text(value):
+    # [ko] 분모가 2^a × 5^b인 값의 정확한 소수 전개입니다(바이트 ÷ 10^9, ÷ 2^30은 항상 끝납니다).
+    # [id] Ekspansi desimal eksak dari nilai berpenyebut 2^a × 5^b (byte ÷ 10^9 atau ÷ 2^30
+    # [id] selalu berakhir).
+    denominator, twos, fives = value.denominator, 0, 0
+    while denominator % 2 == 0:
+        denominator, twos = denominator // 2, twos + 1
+    while denominator % 5 == 0:
+        denominator, fives = denominator // 5, fives + 1
+    places = max(twos, fives)
+    scaled = abs(value.numerator) * (10**places // value.denominator)
+    whole, frac = divmod(scaled, 10**places)
+    text = str(whole) + (f".{frac:0{places}d}".rstrip("0").rstrip(".") if places else "")
+    return "-" + text if value < 0 else text
+
+
+def local_text(text):
+    # [ko] 점을 쓴 숫자("1234.5")를 이 노트북의 언어로 씁니다: 천 단위 구분과 소수점.
+    # [id] Angka bertitik ("1234.5") ditulis dalam bahasa notebook ini: pemisah ribuan dan
+    # [id] tanda desimal.
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    first = len(whole) % 3 or 3
+    groups = [whole[:first]] + [whole[i : i + 3] for i in range(first, len(whole), 3)]
+    text = NUMBER_SYMBOLS["group"].join(groups)
+    if fraction:
+        text += NUMBER_SYMBOLS["decimal"] + fraction
+    return NUMBER_SYMBOLS["minus"] + text if negative else text
+
+
+def shown(value):
+    # [ko] 읽지 못한 값(None)은 null로 보여 줍니다. 0으로 채우지 않습니다.
+    # [id] Nilai yang tidak terbaca (None) ditampilkan sebagai null, tidak diisi 0.
+    return "null" if value is None else str(value)
+
+
+def text_cells(text):
+    # [ko] 터미널에서 차지하는 칸 수: 한글 음절은 두 칸입니다.
+    # [id] Jumlah sel terminal yang ditempati: satu suku kata Hangul menempati dua sel.
+    wide = ((0xAC00, 0xD7A3), (0x1100, 0x115F), (0x2E80, 0xA4CF), (0xF900, 0xFAFF))
+    wide += ((0xFE30, 0xFE4F), (0xFF00, 0xFF60), (0xFFE0, 0xFFE6))
+    return sum(2 if any(a <= ord(c) <= b for a, b in wide) else 1 for c in text)
+
+
+def aligned(rows):
+    width = max(text_cells(label) for label, _ in rows) + 2
+    return [f"{label}:{' ' * (width - text_cells(label) - 1)}{value}" for label, value in rows]
+
+
 def estimate(parameters, bits, reserve_gib):
     exact = dense_weight_bytes(parameters, bits)
     bits = Fraction(bits)
     reserve_gib = Fraction(reserve_gib)
+    if reserve_gib < 0:
+        raise ValueError(MESSAGES["reserve_negative"].format(value=reserve_gib))
     total_exact = exact + reserve_gib * BYTES_PER_GIB
     not_counted = list(NOT_COUNTED)
-    notes = [
-        "Weights only, uniform dense storage: activations, gradients, KV cache and optimizer "
-        "states are not counted.",
-        "The reserve is an assumption you choose; the total is a preparation hypothesis, "
-        "not a proof that a workload fits.",
-    ]
+    notes = [MESSAGES["note_weights_only"], MESSAGES["note_reserve"]]
     if bits < 16:
         not_counted += NOT_COUNTED_QUANTIZED
-        notes.append(
-            "Below 16 bits, a real quantized load can add scales and other metadata and keep "
-            "some modules at another precision; neither is counted."
-        )
+        notes.append(MESSAGES["note_quantized"])
     return {
         "parameters": parameters,
         "bits": format_decimal(bits, 6),
         "weights_bytes": ceil_fraction(exact),
-        "weights_bytes_exact": str(exact),
+        "weights_bytes_exact": exact_decimal_text(exact),
         "weights_gb": format_decimal(exact / BYTES_PER_GB),
         "weights_gib": format_decimal(exact / BYTES_PER_GIB),
         "reserve_gib": format_decimal(reserve_gib, 6),
@@ -169,23 +366,25 @@ def estimate(parameters, bits, reserve_gib):
 
 
 def format_estimate_text(result):
-    weights_line = f"{result['weights_bytes']:,} B"
-    if result["weights_bytes_exact"] != str(result["weights_bytes"]):
-        weights_line += f" (rounded up from {result['weights_bytes_exact']} B)"
-    lines = [
-        f"IteraGPU Lab {LAB_VERSION} - dense weights estimate (weights only)",
-        f"parameters:       {result['parameters']:,}",
-        f"bits per value:   {result['bits']}",
-        f"weights:          {weights_line}",
-        f"weights (GB):     {result['weights_gb']} GB (1 GB = {BYTES_PER_GB:,} B)",
-        f"weights (GiB):    {result['weights_gib']} GiB (1 GiB = {BYTES_PER_GIB:,} B)",
-        f"reserve (GiB):    {result['reserve_gib']} GiB (assumed)",
-        f"total (GiB):      {result['total_gib']} GiB (weights + reserve, "
-        f"{result['total_bytes']:,} B)",
-        "not counted:      " + ", ".join(NOT_COUNTED_TEXT[n] for n in result["not_counted"]),
+    m = MESSAGES
+    weights_line = f"{local_text(str(result['weights_bytes']))} B"
+    if Fraction(result["weights_bytes_exact"]) != result["weights_bytes"]:
+        exact = local_text(result["weights_bytes_exact"])
+        weights_line += " " + m["rounded_up_from"].format(exact=exact)
+    gb, gib = local_text(str(BYTES_PER_GB)), local_text(str(BYTES_PER_GIB))
+    total = m["weights_plus_reserve"].format(total=f"{local_text(str(result['total_bytes']))} B")
+    rows = [
+        (m["label_parameters"], local_text(str(result["parameters"]))),
+        (m["label_bits"], local_text(result["bits"])),
+        (m["label_weights"], weights_line),
+        (m["label_weights_gb"], f"{local_text(result['weights_gb'])} GB (1 GB = {gb} B)"),
+        (m["label_weights_gib"], f"{local_text(result['weights_gib'])} GiB (1 GiB = {gib} B)"),
+        (m["label_reserve_gib"], f"{local_text(result['reserve_gib'])} GiB {m['assumed']}"),
+        (m["label_total_gib"], f"{local_text(result['total_gib'])} GiB {total}"),
+        (m["label_not_counted"], m["list_separator"].join(m[n] for n in result["not_counted"])),
     ]
-    lines += [f"note: {note}" for note in result["notes"]]
-    return "\n".join(lines) + "\n"
+    rows += [(m["label_note"], note) for note in result["notes"]]
+    return "\n".join([m["estimate_title"].format(version=LAB_VERSION), *aligned(rows)]) + "\n"
 
 
 # %% tags=["estimate"]
@@ -270,28 +469,39 @@ ENVIRONMENT_VARIABLES = (
     "CUBLASLT_WORKSPACE_SIZE",
 )
 
-print("python:  ", platform.python_version(), platform.python_implementation())
-print("platform:", platform.platform())
-print("seed:    ", SEED)
+
+rows = [
+    ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
+    (MESSAGES["label_platform"], platform.platform()),
+    (MESSAGES["label_seed"], str(SEED)),
+]
 if torch is None:
-    print("torch:    not installed in this kernel", f"({TORCH_IMPORT_ERROR})")
+    rows.append(("PyTorch", f"{MESSAGES['not_installed']} ({TORCH_IMPORT_ERROR})"))
 else:
-    print("torch:   ", torch.__version__)
-    print("torch.version.cuda:", torch.version.cuda, "| torch.version.hip:", torch.version.hip)
+    rows.append(("PyTorch", torch.__version__))
+    rows.append(("torch.version.cuda", f"{shown(torch.version.cuda)} {MESSAGES['build_cuda']}"))
+    rows.append(("torch.version.hip", shown(torch.version.hip)))
     if torch.cuda.is_available():
-        print("allocator backend:", torch.cuda.get_allocator_backend())
+        rows.append((MESSAGES["label_allocator_backend"], torch.cuda.get_allocator_backend()))
         for i in range(torch.cuda.device_count()):
-            # Properties only: mem_get_info would create a CUDA context on every device.
+            # [ko] 속성만 읽습니다. mem_get_info는 묻는 장치마다 CUDA 컨텍스트를 만듭니다.
+            # [id] Hanya properti yang dibaca: mem_get_info membuat konteks CUDA pada setiap
+            # [id] perangkat yang ditanya.
             props = torch.cuda.get_device_properties(i)
-            print(
-                f"cuda:{i}: {props.name}, total {props.total_memory} B, "
-                f"compute capability {props.major}.{props.minor}, "
-                f"uuid {getattr(props, 'uuid', None)}"
+            line = MESSAGES["notebook_device_line"].format(
+                name=props.name,
+                total=local_text(str(props.total_memory)),
+                capability=f"{props.major}.{props.minor}",
+                uuid=getattr(props, "uuid", None),
             )
+            rows.append((f"cuda:{i}", line))
     else:
-        print("no visible GPU (torch.cuda.is_available() is False)")
-for name in ENVIRONMENT_VARIABLES:
-    print(f"{name}: {os.environ.get(name)}")
+        rows.append(("GPU", f"{MESSAGES['no_visible_gpu']} (torch.cuda.is_available() = False)"))
+rows += [(name, shown(os.environ.get(name))) for name in ENVIRONMENT_VARIABLES]
+for caught in TORCH_IMPORT_WARNINGS:
+    warning = " ".join(str(caught.message).split())
+    rows.append((MESSAGES["label_import_warning"], f"{caught.category.__name__}: {warning}"))
+print("\n".join(aligned(rows)))
 
 # %% [markdown] tags=["lang-ko"]
 # ## 각 단계를 구획한 다음 피크 기록하기
@@ -340,8 +550,9 @@ for name in ENVIRONMENT_VARIABLES:
 # selama fase berlangsung.
 
 # %% tags=["protocol"]
-# Duplicated (shortened) from mesure_memoire.py: the network, the prediction, the six-step
-# protocol and the phases.
+# [ko] mesure_memoire.py에서 복제(축약)한 부분입니다: 네트워크, 예측, 여섯 단계의 프로토콜, 단계들.
+# [id] Disalin (dipersingkat) dari mesure_memoire.py: jaringan, prediksi, protokol enam langkah,
+# [id] dan fase-fasenya.
 DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 COUNTERS = (
     "start_allocated_bytes",
@@ -353,45 +564,46 @@ COUNTERS = (
 )
 
 
-class NoGPUError(RuntimeError):
-    """Nothing can be measured here; shown as one line, without a traceback."""
+class AlreadyMeasuredError(RuntimeError):
+    # [ko] 같은 커널의 두 번째 측정은 빈 장치에서 시작하지 않습니다.
+    # [ko] 트레이스백 없이 한 줄로 보입니다.
+    # [id] Pengukuran kedua di kernel yang sama tidak dimulai dari perangkat kosong; ditampilkan
+    # [id] dalam satu baris, tanpa traceback.
 
     def _render_traceback_(self):
         return [str(self)]
 
 
-class AlreadyMeasuredError(NoGPUError):
-    """A second measurement in the same kernel would not start from an empty device."""
-
-
 def gpu_problem(device):
-    """Why `device` cannot be measured, or None."""
+    # [ko] `device`를 측정할 수 없는 이유, 측정할 수 있으면 None
+    # [id] Alasan `device` tidak dapat diukur, atau None bila dapat diukur
     if not device.startswith("cuda"):
-        return f"No GPU: {device!r} is not a GPU; a CPU result is not a GPU measurement."
+        return MESSAGES["notebook_not_a_gpu"].format(device=repr(device))
     if torch is None:
-        return (
-            "No GPU: PyTorch is not installed in this kernel, so nothing was measured. "
-            "The calculation cells above do not need it."
-        )
+        return MESSAGES["notebook_no_torch"].format(error=TORCH_IMPORT_ERROR)
     if torch.version.cuda is None and torch.version.hip is None:
-        return f"No GPU: PyTorch {torch.__version__} is a CPU-only build; nothing was measured."
+        return MESSAGES["cpu_only_build"].format(version=torch.__version__)
     if not torch.cuda.is_available():
-        return f"No GPU: PyTorch {torch.__version__} sees no GPU; nothing was measured."
+        return MESSAGES["sees_no_gpu"].format(version=torch.__version__)
     index = torch.device(device).index or 0
     if index >= torch.cuda.device_count():
-        return f"No GPU: no such GPU {device} ({torch.cuda.device_count()} visible)."
+        return MESSAGES["no_such_gpu"].format(device=device, count=torch.cuda.device_count())
     return None
 
 
 def counters_unavailable():
-    """Why the counters would read 0 whatever is allocated, or None (as the script decides)."""
-    if "PYTORCH_NO_CUDA_MEMORY_CACHING" in os.environ:
-        return "PYTORCH_NO_CUDA_MEMORY_CACHING is set: the caching allocator is bypassed"
+    # [ko] 무엇이 할당되든 카운터가 0을 읽는 이유, 없으면 None(스크립트와 같은 판단)
+    # [id] Alasan penghitung membaca 0 apa pun yang dialokasikan, atau None (seperti skrip)
+    value = os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING")
+    if value is not None:
+        setting = f"PYTORCH_NO_CUDA_MEMORY_CACHING={value!r}"
+        return MESSAGES["caching_disabled"].format(setting=setting)
     return None
 
 
 def predicted_parameter_bytes(width, dtype):
-    """Parameter bytes from the architecture, raw and rounded to 512-byte allocator blocks."""
+    # [ko] 아키텍처에서 구한 파라미터 바이트: 원시 값과, 할당자의 512바이트 블록으로 올림한 값
+    # [id] Byte parameter dari arsitektur: mentah, dan dibulatkan ke blok alokator 512 byte
     hidden = 4 * width
     numels = [width, width, hidden * width, hidden, width * hidden, width]
     sizes = [n * DTYPE_SIZES[dtype] for n in numels]
@@ -399,7 +611,8 @@ def predicted_parameter_bytes(width, dtype):
 
 
 def predicted_allocations(batch, context, width, dtype):
-    """Allocated bytes after model_load and after inputs: each tensor rounded up to 512 B."""
+    # [ko] model_load 뒤와 inputs 뒤의 allocated: 텐서마다 512 B 단위로 올림
+    # [id] allocated setelah model_load dan setelah inputs: setiap tensor dibulatkan ke 512 B
     _, model_load = predicted_parameter_bytes(width, dtype)
     s = batch * context * width * DTYPE_SIZES[dtype]
     inputs = -(-s // 512) * 512
@@ -428,16 +641,18 @@ def read_counters(record, keys, device):
         "end_allocated_bytes": cuda.memory_allocated,
         "end_reserved_bytes": cuda.memory_reserved,
     }
-    if counters_unavailable() is None:  # otherwise they stay None: a 0 would not be a reading
+    # [ko] 캐시가 우회되면 카운터는 None으로 둡니다. 0은 판독값이 아닙니다.
+    # [id] Bila cache dilewati, penghitung dibiarkan None: 0 bukan pembacaan.
+    if counters_unavailable() is None:
         for key in keys:
             record[key] = readers[key](device)
 
 
 def measure_phase(name, device, action, repeat=None):
-    """Synchronize, read, reset the peaks, run, synchronize, read; None = not read.
-
-    Ctrl-C keeps the phase as `interrupted`, with its final readings.
-    """
+    # [ko] 동기화, 판독, 피크 초기화, 실행, 동기화, 판독. None은 읽지 못한 값입니다.
+    # [ko] Ctrl-C로 멈추면 그 단계를 `interrupted`로 남기고 마지막 값을 읽습니다.
+    # [id] Sinkronisasi, baca, reset puncak, jalankan, sinkronisasi, baca; None = tidak terbaca.
+    # [id] Ctrl-C menyimpan fase itu sebagai `interrupted`, beserta pembacaan terakhirnya.
     cuda = torch.cuda
     record = {"phase": name, "repeat": repeat, "status": "ok", "error": None}
     record.update(dict.fromkeys(COUNTERS))
@@ -450,8 +665,10 @@ def measure_phase(name, device, action, repeat=None):
         action()
     except KeyboardInterrupt:
         record["status"] = "interrupted"
-        record["error"] = "KeyboardInterrupt: interrupted by the user"
-    except Exception as exc:  # out-of-memory included: keep the phase and the message
+        record["error"] = f"KeyboardInterrupt: {MESSAGES['interrupted_sigint']}"
+    except Exception as exc:
+        # [ko] 메모리 부족을 포함한 실패: 단계와 메시지를 남깁니다.
+        # [id] Kegagalan, termasuk kehabisan memori: fase dan pesannya disimpan.
         record["status"] = "failed"
         record["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
     cuda.synchronize(device)
@@ -490,7 +707,7 @@ def run_measurement(device, batch, context, width, dtype, warmup, repeats):
     for name, action, repeat in plan:
         phases.append(measure_phase(name, dev, action, repeat))
         label = name if repeat is None else f"{name} {repeat}/{repeats}"
-        print(f"{label}: {phases[-1]['status']}")
+        print(f"{label}: {MESSAGES['status_' + phases[-1]['status']]}")
         if phases[-1]["status"] != "ok":
             break
     return phases
@@ -538,7 +755,8 @@ def run_measurement(device, batch, context, width, dtype, warmup, repeats):
 # sebelumnya, mulailah rangkaian baru dalam proses baru (kernel baru).
 
 # %% tags=["parameters"]
-# The validation case of the lab; change one dimension at a time.
+# [ko] 실습의 검증 사례입니다. 한 번에 차원 하나만 바꾸세요.
+# [id] Kasus validasi lab; ubah satu dimensi pada satu waktu.
 DEVICE = "cuda:0"
 BATCH, CONTEXT, WIDTH = 1, 16, 64
 DTYPE = "float32"
@@ -547,9 +765,10 @@ WARMUP, REPEATS = 1, 2
 # %% [markdown] tags=["lang-ko"]
 # ## 측정 실행하기
 #
-# 다음 셀은 PyTorch와 접근 가능한 GPU(CUDA 또는 HIP/ROCm)가 필요합니다. 둘 중 하나라도 없으면 `No
-# GPU` 메시지와 함께 멈추고 아무것도 측정하지 않습니다. CPU 결과를 GPU 측정으로 해석해서는 안 되기
-# 때문입니다. 위의 계산 셀은 GPU 없이도 유효합니다.
+# 다음 셀은 PyTorch와 접근 가능한 GPU(CUDA 또는 HIP/ROCm)가 필요합니다. 둘 중 하나라도 없으면 측정할
+# 수 없는 이유를 알리고 아무것도 측정하지 않습니다. CPU 결과를 GPU 측정으로 해석해서는 안 되기
+# 때문입니다. 이어지는 결과 셀은 보여 줄 결과가 없다고 알리며, 위의 계산 셀은 GPU 없이도
+# 유효합니다.
 #
 # 단계가 실패하면(메모리 부족 포함) 그 단계와 오류 메시지, 마지막으로 읽은 값을 남기고 이후 단계는
 # 실행하지 않습니다. Ctrl-C(커널 중단)로 멈추면 중단된 단계를 `interrupted`로 남기고 마지막 값을
@@ -563,8 +782,9 @@ WARMUP, REPEATS = 1, 2
 # ## Menjalankan pengukuran
 #
 # Sel berikut memerlukan PyTorch dan GPU yang dapat diakses (CUDA atau HIP/ROCm). Jika salah
-# satunya tidak ada, sel ini berhenti dengan pesan `No GPU` dan tidak mengukur apa pun: tidak ada
-# hasil CPU yang boleh ditafsirkan sebagai pengukuran GPU. Sel perhitungan di atas tetap berlaku
+# satunya tidak ada, sel ini menjelaskan mengapa pengukuran tidak dapat dilakukan dan tidak mengukur
+# apa pun: tidak ada hasil CPU yang boleh ditafsirkan sebagai pengukuran GPU. Sel hasil berikutnya
+# menyatakan bahwa tidak ada hasil untuk ditampilkan, dan sel perhitungan di atas tetap berlaku
 # tanpa GPU.
 #
 # Jika sebuah fase gagal (termasuk kehabisan memori), fase tersebut, pesan kesalahannya, dan nilai
@@ -578,18 +798,20 @@ WARMUP, REPEATS = 1, 2
 # dimulai ulang.
 
 # %% tags=["measure"]
+# [ko] 같은 커널에서 두 번째로 측정하면 빈 장치에서 시작하지 않으므로 거부합니다.
+# [id] Pengukuran kedua di kernel yang sama ditolak, karena tidak dimulai dari perangkat kosong.
 if globals().get("MEASURED_IN_THIS_KERNEL"):
-    raise AlreadyMeasuredError(
-        "Already measured in this kernel: the cuBLAS workspace and the allocator's cache are "
-        "still here, so model_load would not start at 0 and cold_forward would not be cold. "
-        "Restart the kernel, then run every cell again."
-    )
+    raise AlreadyMeasuredError(MESSAGES["already_measured"])
 problem = gpu_problem(DEVICE)
-if problem is not None:
-    raise NoGPUError(problem)
-
-MEASURED_IN_THIS_KERNEL = True
-phases = run_measurement(DEVICE, BATCH, CONTEXT, WIDTH, DTYPE, WARMUP, REPEATS)
+if problem is None:
+    MEASURED_IN_THIS_KERNEL = True
+    phases = run_measurement(DEVICE, BATCH, CONTEXT, WIDTH, DTYPE, WARMUP, REPEATS)
+else:
+    # [ko] GPU 없이는 아무것도 측정하지 않습니다. 이유를 알리고, 다음 셀은 결과가 없다고 알립니다.
+    # [id] Tanpa GPU tidak ada yang diukur: alasannya dicetak, dan sel berikutnya menyatakan
+    # [id] bahwa tidak ada hasil.
+    phases = []
+    print(MESSAGES["cannot_measure_here"].format(reason=problem))
 
 # %% [markdown] tags=["lang-ko"]
 # ## 결과 읽기
@@ -619,26 +841,48 @@ phases = run_measurement(DEVICE, BATCH, CONTEXT, WIDTH, DTYPE, WARMUP, REPEATS)
 # sama; skrip tidak menimpa berkas yang sudah ada.
 
 # %% tags=["results"]
-model_load_predicted, inputs_predicted = predicted_allocations(BATCH, CONTEXT, WIDTH, DTYPE)
-if counters_unavailable():
-    print(f"counters not read: {counters_unavailable()}")
-if phases and phases[0]["start_allocated_bytes"] not in (0, None):
-    print("warning: model_load did not start at 0 B: something was already allocated")
-# Only the phases that ran: a failure or an interrupt may stop before inputs.
-for record, predicted in zip(phases, (model_load_predicted, inputs_predicted), strict=False):
-    measured = record["end_allocated_bytes"]
-    difference = "null" if measured is None else measured - predicted
-    print(
-        f"{record['phase']}: allocated {measured} B, predicted {predicted} B, "
-        f"difference {difference} B"
-    )
-header = ["phase", "repeat", "status", *COUNTERS, "duration_ns"]
-print(" | ".join(header))
-for record in phases:
-    print(" | ".join("null" if record.get(k) is None else str(record[k]) for k in header))
-for record in phases:
-    if record["error"]:
-        print(f"{record['phase']} {record['status']}: {record['error']}")
+# [ko] 측정 셀을 건너뛰었거나 측정하지 못했으면 보여 줄 것이 없습니다.
+# [id] Bila sel pengukuran dilewati atau tidak mengukur apa pun, tidak ada yang ditampilkan.
+measured_phases = globals().get("phases") or []
+if not measured_phases:
+    print(MESSAGES["nothing_to_show"])
+else:
+    model_load_predicted, inputs_predicted = predicted_allocations(BATCH, CONTEXT, WIDTH, DTYPE)
+    if counters_unavailable():
+        print(MESSAGES["counters_not_read"].format(reason=counters_unavailable()))
+    if measured_phases[0]["start_allocated_bytes"] not in (0, None):
+        print(MESSAGES["model_load_not_zero"])
+    # [ko] 실행된 단계만 봅니다. 실패나 중단은 inputs 전에 멈출 수 있습니다.
+    # [id] Hanya fase yang berjalan: kegagalan atau interupsi bisa berhenti sebelum inputs.
+    predictions = (model_load_predicted, inputs_predicted)
+    for record, predicted in zip(measured_phases, predictions, strict=False):
+        measured = record["end_allocated_bytes"]
+        line = MESSAGES["predicted_line"].format(
+            phase=record["phase"],
+            measured="null" if measured is None else local_text(str(measured)),
+            predicted=local_text(str(predicted)),
+            difference="null" if measured is None else local_text(str(measured - predicted)),
+        )
+        print(line)
+    columns = ["phase", "repeat", "status", *COUNTERS, "duration_ns"]
+    header = [MESSAGES["column_phase"], MESSAGES["column_repeat"], MESSAGES["column_status"]]
+    print(" | ".join([*header, *COUNTERS, "duration_ns"]))
+    for record in measured_phases:
+        cells = []
+        for key in columns:
+            value = record.get(key)
+            if key == "status":
+                cells.append(MESSAGES["status_" + value])
+            elif isinstance(value, int):
+                cells.append(local_text(str(value)))
+            else:
+                cells.append(shown(value))
+        print(" | ".join(cells))
+    for record in measured_phases:
+        if record["error"]:
+            status = MESSAGES["status_" + record["status"]]
+            error_line = MESSAGES["phase_error_line"]
+            print(error_line.format(phase=record["phase"], status=status, error=record["error"]))
 
 # %% [markdown] tags=["lang-ko"]
 # ## 해석의 한계
@@ -655,10 +899,10 @@ for record in phases:
 # - 메모리 부족으로 실패하면 PyTorch 할당자는 오류를 내기 전에 사용하지 않는 캐시 블록을
 #   해제합니다. 따라서 실패한 단계의 종료 reserved는 그 해제 이후의 값입니다.
 # - 여러 GPU가 있으면 장치마다 판독을 반복하세요. `cuda:0`의 측정은 다른 GPU를 설명하지 못합니다.
-# - 이 작은 네트워크는 계측 연습일 뿐입니다. 문서화된 환경에서 여러분의 작업 부하를 실행하는
+# - 이 작은 네트워크는 계측 연습일 뿐입니다. 문서화된 환경에서 여러분의 부하를 실행하는
 #   것만이 여러분의 여유분을 검증할 수 있습니다.
 #
-# 요약은 한 장짜리 사이징 시트에 정리하세요: 가중치 추정치, 테스트한 최대 부하, 성공 또는 실패한
+# 요약은 한 장짜리 크기 산정 시트에 정리하세요: 가중치 추정치, 테스트한 최대 부하, 성공 또는 실패한
 # 단계, 단위를 포함한 네 가지 카운터, 환경, 선택한 결정. 계산한 것, 관찰한 것, 아직 가정하는 것을
 # 구분하세요.
 

@@ -10,25 +10,153 @@
     python mesure_memoire.py measure --device cuda:0 --batch 2 --context 128 --width 1024 \
         --dtype float32 --warmup 3 --repeats 5 --output mesures.json
 
+Every command takes `--lang ko|id`; without it the language comes from the locale (LANGUAGE,
+LC_ALL, LC_MESSAGES, LANG: the first one set decides), and is Korean, the source language, for
+any other locale. Help, errors, progress, text and the prose of the JSON are in that language,
+with its number format (13.04 / 13,04); JSON keys and codes stay English. Numbers are read in
+that language too: the decimal comma is accepted where the language writes it (`--bits 4,5` in
+Indonesian), the point everywhere. The messages live in MESSAGES at the end of this file.
+
 Counters are stored as raw bytes; a value that was not read is `null`, never 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from fractions import Fraction
-from types import FrameType
-from typing import IO, Any, Literal, NoReturn, NotRequired, Protocol, TypedDict
 
+# Annotations only: importing `typing` and creating TypedDict classes costs several
+# milliseconds, and `estimate` should start about as fast as the interpreter (`nox -s bench`).
 # Modules that only some commands need (json, signal, unicodedata, platform, subprocess,
-# shutil, warnings, importlib, ctypes, threading, secrets) are imported where they are used:
-# `estimate` and `predict` should start about as fast as the interpreter (`nox -s bench`).
+# shutil, warnings, importlib, ctypes, threading, secrets, contextlib) are imported where
+# they are used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import FrameType
+    from typing import IO, Any, Literal, NoReturn, NotRequired, Protocol, TypedDict
+
+    class Rational(Protocol):
+        """int, Fraction or Exact: what the exact functions accept."""
+
+        @property
+        def numerator(self) -> int: ...
+        @property
+        def denominator(self) -> int: ...
+
+    class TensorPrediction(TypedDict):
+        name: str
+        shape: list[int]
+        numel: int
+        element_size_bytes: int
+        raw_bytes: int
+        allocated_bytes: int  # raw_bytes rounded up to the allocator's 512-byte blocks
+        rounding_bytes: int
+
+    class AllocationStep(TypedDict):
+        """The tensors one step adds, and the allocated level the allocator will then show."""
+
+        tensors: list[TensorPrediction]
+        raw_bytes: int
+        rounding_bytes: int
+        added_bytes: int
+        allocated_bytes: int  # cumulative, since the process started
+
+    class Prediction(TypedDict):
+        tool: str
+        tool_version: str
+        lab_version: str
+        command: str
+        language: str
+        dimensions: dict[str, int]
+        dtype: str
+        element_size_bytes: int
+        allocator: dict[str, Any]
+        phases: dict[str, AllocationStep]
+        kept_output: AllocationStep
+        weights_estimate: dict[str, Any]
+        not_predicted: list[str]
+
+    CounterKey = Literal[
+        "start_allocated_bytes",
+        "start_reserved_bytes",
+        "peak_allocated_bytes",
+        "peak_reserved_bytes",
+        "end_allocated_bytes",
+        "end_reserved_bytes",
+    ]
+
+    class PhaseError(TypedDict):
+        step: str
+        type: str
+        message: str
+        out_of_memory: bool
+        # allocator | cublas | cuda (schema 1.1.0); null when not an out-of-memory error
+        out_of_memory_kind: NotRequired[str | None]
+
+    class PhasePrediction(TypedDict):
+        start_allocated_bytes: int
+        end_allocated_bytes: int
+        start_allocated_difference_bytes: int | None  # measured - predicted; null if not read
+        end_allocated_difference_bytes: int | None
+
+    class PhaseRecord(TypedDict):
+        phase: str
+        repeat: int | None
+        forward_passes: int
+        status: str  # ok | failed | interrupted
+        peak_reset: bool
+        start_allocated_bytes: int | None
+        start_reserved_bytes: int | None
+        peak_allocated_bytes: int | None
+        peak_reserved_bytes: int | None
+        end_allocated_bytes: int | None
+        end_reserved_bytes: int | None
+        duration_ns: int | None
+        error: PhaseError | None
+        read_errors: dict[str, str]
+        prediction: NotRequired[PhasePrediction]
+
+    class OutcomeError(TypedDict):
+        type: str
+        message: str
+
+    class Outcome(TypedDict):
+        status: str  # ok | failed | interrupted
+        exit_code: int
+        failed_phase: str | None
+        failed_repeat: int | None
+        error: OutcomeError | None
+        complete_readings: bool
+
+    class CounterSource(Protocol):
+        """Device synchronisation and memory counters for ONE device (raw bytes)."""
+
+        def synchronize(self) -> None: ...
+        def memory_allocated(self) -> int: ...
+        def memory_reserved(self) -> int: ...
+        def max_memory_allocated(self) -> int: ...
+        def max_memory_reserved(self) -> int: ...
+        def reset_peak_memory_stats(self) -> None: ...
+
+    class Workload(Protocol):
+        """What each phase runs."""
+
+        def load_model(self) -> None: ...
+        def make_inputs(self) -> None: ...
+        def forward(self) -> None: ...
+
+    class Backend(Protocol):
+        """What `measure` needs from the machine: built by a factory after the checks pass."""
+
+        source: CounterSource
+        workload: Workload
+        environment: dict[str, Any]
+
+    BackendFactory = Callable[[argparse.Namespace], Backend]
 
 BYTES_PER_GB = 10**9
 BYTES_PER_GIB = 2**30
@@ -36,10 +164,10 @@ BYTES_PER_MIB = 2**20
 
 # The single place where the lab's version lives; lab_archive.py reads it from here.
 LAB_VERSION = "v1"
-__version__ = "1.1.0"
-# 1.1.0 adds predictions, the seed, interrupted phases, SIGTERM and the whole environment;
-# result.schema.json still reads 1.0.0 results.
-SCHEMA_VERSION = "1.1.0"
+__version__ = "1.2.0"
+# 1.2.0 speaks the reader's language (--lang, the locale) and records it in the result
+# (`language`, schema 1.2.0); result.schema.json still reads 1.0.0 and 1.1.0 results.
+SCHEMA_VERSION = "1.2.0"
 TOOL_NAME = "mesure_memoire.py"
 
 # The seed of the network's initialisation and of the synthetic input.
@@ -58,26 +186,6 @@ EXIT_PHASE_FAILED = 4
 EXIT_OUTPUT_ERROR = 5
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 EXIT_TERMINATED = 143  # 128 + SIGTERM
-
-EXIT_CODES_HELP = """\
-exit codes:
-  0    success (estimate and predict printed; environment: the requested device can be
-       measured; measure: every phase succeeded and the result file was written)
-  1    unexpected internal error (one line on stderr, no traceback)
-  2    bad arguments, or PyTorch missing, or the device is not a GPU (e.g. cpu),
-       or no such GPU; for measure nothing is written
-  3    measure: the --output file already exists (it is left untouched)
-  4    measure: a phase failed (out-of-memory included); the result file is written
-       with the failing phase, the error message and the last readings
-  5    measure: the result file could not be created or written
-  130  interrupted (SIGINT, Ctrl-C); measure writes the partial result, with the
-       interrupted phase and its last readings, when it can
-  143  terminated (SIGTERM); handled like 130, with its own code
-
-numbers: ASCII digits 0-9, '_' only between digits, an optional decimal point and
-exponent (7e9); at most 50 digits and an exponent within -50..50.
---parameters also takes K, M, B (or G) and T: 7B = 7e9, 70M = 7e7.
-"""
 
 DTYPE_SIZES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -109,130 +217,481 @@ VISIBLE_DEVICE_ENV_VARS = (
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
 )
-
-NOT_PREDICTED = [
-    "The workspace that cuBLAS or cuBLASLt takes through PyTorch's allocator at the first "
-    "matrix multiply, kept for the later phases: about 8 MiB before Hopper, 32 MiB on Hopper, "
-    "more with cuBLASLt, 0 where cuBLAS keeps its own; it depends on the GPU and the versions "
-    "(CUBLAS_WORKSPACE_CONFIG, CUBLASLT_WORKSPACE_SIZE).",
-    "Temporary tensors inside a forward pass (they set the peaks, not the end levels).",
-    "Reserved bytes: the allocator's segments (2 MiB for small blocks, larger ones for big "
-    "blocks) depend on its settings and history.",
-    "The CUDA context, kernels and other memory outside PyTorch's allocator.",
-]
+# What `predict` leaves out (message keys; the sentences are in MESSAGES).
+NOT_PREDICTED = (
+    "not_predicted_workspace",
+    "not_predicted_temporaries",
+    "not_predicted_reserved",
+    "not_predicted_context",
+)
 
 
-def dense_weight_bytes(parameters: int, bits: int | Fraction) -> Fraction:
+# ---------------------------------------------------------------------------------------------
+# Language: --lang, else the locale; every sentence comes from MESSAGES (end of this file)
+# ---------------------------------------------------------------------------------------------
+
+# The language the messages are written in first; also the default for any other locale.
+SOURCE_LANGUAGE = "ko"
+# The locale variables as Python's gettext and GNU gettext read them: the first one set and not
+# empty decides (LANGUAGE may list several locales, `fr:id`). The CLI reads them alike
+# (iteragpu.i18n.environment; tests/lab/test_lab_language.py pins the two together).
+LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def locale_language(environ: dict[str, str] | None = None) -> str:
+    """The language the locale asks for (`id_ID.UTF-8` -> `id`), or SOURCE_LANGUAGE when the
+    deciding variable names none of the script's languages (`C`, `en_US.UTF-8`) or none is set.
+
+    >>> locale_language({"LANG": "id_ID.UTF-8"}), locale_language({"LC_ALL": "C", "LANG": "id"})
+    ('id', 'ko')
+    """
+    env = os.environ if environ is None else environ
+    for name in LOCALE_VARIABLES:
+        value = env.get(name)
+        if value:
+            for locale in value.split(":"):
+                # language_TERRITORY.codeset@modifier, or a BCP 47 tag (ko-KR)
+                code = locale.split(".")[0].split("@")[0].replace("-", "_").split("_")[0].lower()
+                if code in MESSAGES:
+                    return code
+            break
+    return SOURCE_LANGUAGE
+
+
+def requested_language(argv: Sequence[str], environ: dict[str, str] | None = None) -> str:
+    """The language of this run: `--lang CODE` (or `--lang=CODE`, or an abbreviation that
+    argparse accepts) when CODE is known, else the locale's. An unknown CODE is reported by
+    argparse, in the locale's language."""
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            break
+        name, equals, value = arg.partition("=")
+        if len(name) >= 3 and "--lang".startswith(name):
+            if not equals:
+                value = argv[index + 1] if index + 1 < len(argv) else ""
+            if value in MESSAGES:
+                return value
+            break
+    return locale_language(environ)
+
+
+def say(lang: str, key: str, **params: object) -> str:
+    """The message `key` in `lang`, its placeholders filled (only this one is formatted)."""
+    text = MESSAGES[lang][key]
+    return text.format(**params) if params else text
+
+
+class Exact:
+    """An exact rational number, always in lowest terms: what `estimate` computes with.
+
+    The script's own rather than fractions.Fraction: importing fractions loads decimal and
+    numbers, about a tenth of the start-up that `estimate` may take (`benchmarks/cli_startup.py`).
+    It compares and combines with int, Fraction and Exact alike (anything with a numerator and a
+    denominator), so the tests check it against the core's Fractions directly.
+    """
+
+    __slots__ = ("denominator", "numerator")
+    __hash__ = None  # type: ignore[assignment]  # equal to a Fraction, so no hash of its own
+
+    def __init__(self, numerator: int, denominator: int = 1) -> None:
+        if denominator == 0:
+            raise ZeroDivisionError(f"Exact({numerator}, 0)")
+        if denominator < 0:
+            numerator, denominator = -numerator, -denominator
+        divisor, rest = abs(numerator), denominator
+        while rest:  # Euclid: the greatest common divisor (denominator when numerator is 0)
+            divisor, rest = rest, divisor % rest
+        self.numerator = numerator // divisor
+        self.denominator = denominator // divisor
+
+    def __repr__(self) -> str:
+        return f"Exact({self.numerator}, {self.denominator})"
+
+    def __add__(self, other: Rational) -> Exact:
+        n, d = other.numerator, other.denominator
+        return Exact(self.numerator * d + n * self.denominator, self.denominator * d)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Rational) -> Exact:
+        return self + Exact(-other.numerator, other.denominator)
+
+    def __mul__(self, other: Rational) -> Exact:
+        return Exact(self.numerator * other.numerator, self.denominator * other.denominator)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Rational) -> Exact:
+        return Exact(self.numerator * other.denominator, self.denominator * other.numerator)
+
+    def __neg__(self) -> Exact:
+        return Exact(-self.numerator, self.denominator)
+
+    def __abs__(self) -> Exact:
+        return Exact(abs(self.numerator), self.denominator)
+
+    def _sign_of_difference(self, other: Rational) -> int:
+        difference = self.numerator * other.denominator - other.numerator * self.denominator
+        return (difference > 0) - (difference < 0)
+
+    def __eq__(self, other: object) -> bool:
+        if not (hasattr(other, "numerator") and hasattr(other, "denominator")):
+            return NotImplemented
+        return self._sign_of_difference(other) == 0
+
+    def __lt__(self, other: Rational) -> bool:
+        return self._sign_of_difference(other) < 0
+
+    def __le__(self, other: Rational) -> bool:
+        return self._sign_of_difference(other) <= 0
+
+    def __gt__(self, other: Rational) -> bool:
+        return self._sign_of_difference(other) > 0
+
+    def __ge__(self, other: Rational) -> bool:
+        return self._sign_of_difference(other) >= 0
+
+
+def exact(value: Rational) -> Exact:
+    """`value` (an int, a Fraction or an Exact) as an Exact."""
+    return value if isinstance(value, Exact) else Exact(value.numerator, value.denominator)
+
+
+# Babel's (CLDR's) symbols for each language, as the package caches them in
+# iteragpu.i18n.number_symbols: tests/lab/test_lab_language.py pins the two together.
+NUMBER_SYMBOLS: dict[str, dict[str, str]] = {
+    "ko": {"group": ",", "decimal": ".", "minus": "-"},
+    "id": {"group": ".", "decimal": ",", "minus": "-"},
+}
+
+
+def local_number(value: int | Rational, lang: str, places: int | None = 0) -> str:
+    """`value` as a reader of `lang` writes it: rounded half up to at most `places` decimals
+    (every decimal when `places` is None: the value must end), trailing zeros dropped, digits
+    grouped by thousands.
+
+    >>> local_number(Exact(14_000_000_000, 2**30), "id", 2), local_number(2**30, "ko")
+    ('13,04', '1,073,741,824')
+    """
+    symbols = NUMBER_SYMBOLS[lang]
+    if isinstance(value, int):
+        text = str(value)
+    else:
+        text = exact_decimal_text(value) if places is None else format_decimal(value, places)
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    first = len(whole) % 3 or 3
+    groups = [whole[:first]] + [whole[i : i + 3] for i in range(first, len(whole), 3)]
+    text = symbols["group"].join(groups) + (symbols["decimal"] + fraction if fraction else "")
+    return symbols["minus"] + text if negative else text
+
+
+def format_bytes(value: int, lang: str) -> str:
+    """Raw bytes, grouped as `lang` groups them.
+
+    >>> format_bytes(14_000_000_000, "ko"), format_bytes(14_000_000_000, "id")
+    ('14,000,000,000 B', '14.000.000.000 B')
+    """
+    return f"{local_number(value, lang)} B"
+
+
+def _is_wide(character: str) -> bool:
+    # East Asian Wide and Fullwidth ranges that the messages can hold (Hangul first);
+    # tests/lab/test_lab_language.py checks every character of MESSAGES against unicodedata.
+    code = ord(character)
+    return (
+        0xAC00 <= code <= 0xD7A3
+        or 0x1100 <= code <= 0x115F
+        or 0x2E80 <= code <= 0xA4CF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFE30 <= code <= 0xFE4F
+        or 0xFF00 <= code <= 0xFF60
+        or 0xFFE0 <= code <= 0xFFE6
+    )
+
+
+def text_cells(text: str) -> int:
+    """Terminal cells `text` takes: a Hangul syllable takes two.
+
+    >>> text_cells("peak"), text_cells("피크")
+    (4, 4)
+    """
+    return sum(2 if _is_wide(c) else 1 for c in text)
+
+
+def aligned(rows: Sequence[tuple[str, str]]) -> list[str]:
+    """`label: value` lines whose values start in one column, in any script."""
+    width = max(text_cells(label) for label, _ in rows) + 2
+    return [f"{label}:{' ' * (width - text_cells(label) - 1)}{value}" for label, value in rows]
+
+
+def dense_weight_bytes(parameters: int, bits: Rational) -> Exact:
     """Bytes taken by `parameters` dense values of `bits` bits each (uniform storage).
 
     A copy of `iteragpu.core.weights.dense_weight_bytes`, so that this script runs alone;
     tests/test_formula_copies.py pins it to that original.
 
     >>> dense_weight_bytes(7_000_000_000, 16)
-    Fraction(14000000000, 1)
+    Exact(14000000000, 1)
     """
     if isinstance(parameters, bool) or not isinstance(parameters, int) or parameters <= 0:
         raise ValueError(f"parameters must be a positive whole number, got {parameters!r}")
-    bits = Fraction(bits)
+    bits = exact(bits)
     if bits <= 0:
         raise ValueError(f"bits must be positive, got {bits}")
     return parameters * bits / 8
 
 
+class LabError(Exception):
+    """An error told to the user: a message key and its parameters, written in the reader's
+    language when it is shown (`text`); `str()` gives the source language."""
+
+    def __init__(self, key: str, **params: object) -> None:
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+    def text(self, lang: str) -> str:
+        return say(lang, self.key, **self.params)
+
+    def __str__(self) -> str:
+        return self.text(SOURCE_LANGUAGE)
+
+
+class UsageError(LabError):
+    """A one-line error for the user, with its exit code."""
+
+    def __init__(self, key: str, code: int = EXIT_UNAVAILABLE, **params: object) -> None:
+        super().__init__(key, **params)
+        self.code = code
+
+
 # ---------------------------------------------------------------------------------------------
-# Numbers: the grammar shared with the CLI and the sizer
+# Numbers: the grammar shared with the CLI and the sizer (iteragpu.core.numbers)
 # ---------------------------------------------------------------------------------------------
 
 MAX_DIGITS = 50
 MAX_EXPONENT = 50
 
-_GROUPED_DIGITS = r"[0-9]+(?:_[0-9]+)*"
-_NUMBER_RE = re.compile(
-    rf"(?P<sign>[+-]?)(?P<whole>{_GROUPED_DIGITS})?"
-    rf"(?:\.(?P<fraction>{_GROUPED_DIGITS})?)?"
-    rf"(?:[eE](?P<exponent>[+-]?{_GROUPED_DIGITS}))?"
-)
 _COUNT_SUFFIXES = {"K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
+_COUNT_CHARACTERS = frozenset("0123456789_.eE+-")
+_SHOWN_CHARACTERS = 40
+# Where a decimal comma is read, a mark between one to three leading digits and exactly three
+# more may as well group thousands (1,234 or 1.500): refused, never guessed.
+_GROUP_DIGITS = 3
 
 
-class NumberError(ValueError):
-    """A number the shared grammar refuses; the message is one line."""
+class NumberError(LabError, ValueError):
+    """A number the shared grammar refuses; `reason` is the core's code for the same refusal
+    (iteragpu.core.numbers.InputError.reason), the message is one line."""
+
+    @property
+    def reason(self) -> str:
+        return self.key
 
 
-def _non_ascii_digit(text: str) -> str | None:
-    for char in text:
-        if char.isdigit() and not ("0" <= char <= "9"):
-            import unicodedata
-
-            name = unicodedata.name(char, "unnamed character")
-            return f"U+{ord(char):04X} {name}"
-    return None
+def shown(text: str) -> str:
+    """`text` quoted for an error message, cut short (`'...'...`) so that the message stays one
+    short line; no word of any language (the core's `shown`)."""
+    if len(text) <= _SHOWN_CHARACTERS:
+        return repr(text)
+    return f"{text[:_SHOWN_CHARACTERS]!r}..."
 
 
-def parse_number(text: str) -> Fraction:
-    """The exact value of a number written in the shared grammar; NumberError otherwise.
+def limit_text(limit: int) -> str:
+    """A limit as the grammar writes it: `1e15` for a large power of ten, else its digits.
+
+    >>> limit_text(10**15), limit_text(64)
+    ('1e15', '64')
+    """
+    digits = str(limit)
+    if limit >= 10**4 and digits.rstrip("0") == "1":
+        return f"1e{len(digits) - 1}"
+    return digits
+
+
+def decimal_comma(lang: str) -> bool:
+    """Whether a reader of `lang` writes decimals with a comma (13,04), so that it is read."""
+    return NUMBER_SYMBOLS[lang]["decimal"] == ","
+
+
+def _refuse_non_ascii_digits(text: str) -> None:
+    for character in text:
+        if character.isdecimal() and not "0" <= character <= "9":
+            import unicodedata  # only on this error path: it costs start-up otherwise
+
+            name = unicodedata.name(character, "")
+            raise NumberError(
+                "non_ascii_digit",
+                character=repr(character),
+                codepoint=f"U+{ord(character):04X}{' ' + name if name else ''}",
+            )
+
+
+def _digits_end(text: str, start: int) -> int:
+    """Where the digits starting at `start` end (`start` itself when there are none): ASCII
+    digits, each `_` between two of them."""
+    end = len(text)
+    if start >= end or not "0" <= text[start] <= "9":
+        return start
+    i = start + 1
+    while i < end:
+        if "0" <= text[i] <= "9":
+            i += 1
+        elif text[i] == "_" and i + 1 < end and "0" <= text[i + 1] <= "9":
+            i += 2
+        else:
+            break
+    return i
+
+
+def _scan(text: str, marks: str) -> tuple[str, str | None, str | None, str | None, str | None]:
+    """(sign, whole, mark, fraction, exponent) of `text` if it is a number of the grammar with
+    a decimal mark among `marks` (None for an absent part), else NumberError `not_number`:
+    [+-] (digits [mark [digits]] | mark digits) [(e|E) [+-] digits]. Scanned by hand, as the
+    core scans it: a regular expression costs start-up to compile."""
+    end = len(text)
+    i = 1 if text[:1] in ("+", "-") else 0
+    sign = text[:i]
+    whole_end = _digits_end(text, i)
+    whole = text[i:whole_end] or None
+    i = whole_end
+    mark = fraction = exponent = None
+    if i < end and text[i] in marks:
+        mark = text[i]
+        fraction_end = _digits_end(text, i + 1)
+        fraction = text[i + 1 : fraction_end] or None
+        i = fraction_end
+    if whole is not None or fraction is not None:
+        if i < end and text[i] in "eE":
+            start = i + 1 + (text[i + 1 : i + 2] in ("+", "-"))
+            exponent_end = _digits_end(text, start)
+            exponent = text[i + 1 : exponent_end] if exponent_end > start else None
+            i = exponent_end if exponent_end > start else -1
+        if i == end:
+            return sign, whole, mark, fraction, exponent
+    raise NumberError("not_number", text=shown(text))
+
+
+def _refuse_ambiguous(
+    parts: tuple[str, str | None, str | None, str | None, str | None], text: str
+) -> None:
+    """Refuse `1,234` or `1.500` where a decimal comma is read: a mark after one to three
+    leading digits (not a lone 0) and before exactly three may as well group thousands."""
+    sign, whole, mark, fraction, exponent = parts
+    if (
+        mark is None
+        or whole is None
+        or fraction is None
+        or not 1 <= len(whole) <= _GROUP_DIGITS
+        or not whole.isdigit()
+        or whole.startswith("0")
+        or len(fraction) != _GROUP_DIGITS
+        or not fraction.isdigit()
+    ):
+        return
+    exponent_text = "" if exponent is None else text.strip()[-len(exponent) - 1 :]
+    decimals = fraction.rstrip("0")
+    if len(decimals) == _GROUP_DIGITS:
+        decimals += "0"  # 1,2340 is 1.234 and no group of three
+    raise NumberError(
+        "ambiguous_separator",
+        text=shown(text),
+        whole=sign + whole + fraction + exponent_text,
+        decimal=sign + whole + (mark + decimals if decimals else "") + exponent_text,
+    )
+
+
+def parse_number(text: str, lang: str = SOURCE_LANGUAGE) -> Exact:
+    """The exact value of a number written in the shared grammar, read as a reader of `lang`
+    writes it (the decimal comma where `lang` writes one, the point everywhere); NumberError,
+    with the core's reason, otherwise. A copy of iteragpu.core.numbers.parse_number.
 
     >>> parse_number("7e9"), parse_number("1_000.5"), parse_number("+.25")
-    (Fraction(7000000000, 1), Fraction(2001, 2), Fraction(1, 4))
+    (Exact(7000000000, 1), Exact(2001, 2), Exact(1, 4))
+    >>> parse_number("4,5", "id")
+    Exact(9, 2)
     """
-    value = text.strip()
-    digit = _non_ascii_digit(value)
-    if digit is not None:
-        raise NumberError(f"{digit} is not an ASCII digit: write numbers with 0-9")
-    match = _NUMBER_RE.fullmatch(value)
-    if match is None or (match["whole"] is None and match["fraction"] is None):
-        raise NumberError(f"not a number: {text!r} (expected e.g. 16, 4.5, 7e9 or 1_000)")
-    whole = (match["whole"] or "").replace("_", "")
-    fraction = (match["fraction"] or "").replace("_", "")
+    _refuse_non_ascii_digits(text)
+    comma = decimal_comma(lang)
+    parts = _scan(text.strip(), ".," if comma else ".")
+    sign, whole, _, fraction, exponent = parts
+    fraction = (fraction or "").replace("_", "")
+    digits = (whole or "").replace("_", "") + fraction
     # Every digit counts, leading zeros included, as in the CLI (iteragpu.core.numbers).
-    if len(whole + fraction) > MAX_DIGITS:
-        raise NumberError(f"too many digits in {text[:20]!r}...: at most {MAX_DIGITS} digits")
-    exponent_text = (match["exponent"] or "0").replace("_", "")
-    exponent_digits = exponent_text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > MAX_DIGITS:
+        raise NumberError("too_many_digits", text=shown(text), limit=MAX_DIGITS)
+    exponent_text = (exponent or "0").replace("_", "")
     # Checked on its digits first, so that a 5,000-digit exponent never reaches int().
-    if len(exponent_digits) > 2 or int(exponent_digits) > MAX_EXPONENT:
-        raise NumberError(
-            f"exponent out of range in {text[:20]!r}: it must lie within "
-            f"-{MAX_EXPONENT}..{MAX_EXPONENT}"
-        )
-    exponent = -int(exponent_digits) if exponent_text.startswith("-") else int(exponent_digits)
-    magnitude = Fraction(int(whole + fraction or "0")) * Fraction(10) ** (exponent - len(fraction))
-    return -magnitude if match["sign"] == "-" else magnitude
+    exponent_digits = exponent_text.lstrip("+-").lstrip("0")
+    if len(exponent_digits) > len(str(MAX_EXPONENT)) or int(exponent_digits or 0) > MAX_EXPONENT:
+        raise NumberError("exponent_out_of_range", text=shown(text), limit=MAX_EXPONENT)
+    if comma:
+        _refuse_ambiguous(parts, text)
+    scale = int(exponent_text) - len(fraction)
+    magnitude = int(digits) * 10 ** max(scale, 0)
+    return Exact(-magnitude if sign == "-" else magnitude, 10 ** max(-scale, 0))
 
 
-def parse_whole(text: str, *, minimum: int, maximum: int, suffixes: bool = False) -> int:
-    """A whole number in [minimum, maximum]; with `suffixes`, K, M, B (or G) and T scale it.
+def parse_count(text: str, lang: str = SOURCE_LANGUAGE, *, maximum: int) -> int:
+    """A positive whole count: `7000000000`, `7e9`, `7B`, `1.5B`, `70M`, at most `maximum`
+    (the core's parse_count).
 
-    >>> parse_whole("7B", minimum=1, maximum=10**15, suffixes=True)
-    7000000000
+    >>> parse_count("7B", maximum=10**15), parse_count("1,5B", "id", maximum=10**15)
+    (7000000000, 1500000000)
     """
+    _refuse_non_ascii_digits(text)
     number = text.strip()
-    scale = 1
-    if suffixes and number[-1:].upper() in _COUNT_SUFFIXES:
-        scale = _COUNT_SUFFIXES[number[-1].upper()]
+    multiplier = 1
+    if number[-1:] and number[-1] in "KkMmBbGgTt":
+        multiplier = _COUNT_SUFFIXES[number[-1].upper()]
         number = number[:-1].rstrip()
-    value = parse_number(number) * scale
-    if value < 0:
-        raise NumberError(f"cannot be negative, got {text!r}")
+    allowed = _COUNT_CHARACTERS | {","} if decimal_comma(lang) else _COUNT_CHARACTERS
+    if not number or not allowed.issuperset(number):
+        raise NumberError("not_count", text=shown(text))
+    value = parse_number(number, lang) * multiplier
     if value.denominator != 1:
-        raise NumberError(f"must be a whole number, got {text!r}")
-    if value < minimum:
-        raise NumberError(f"must be at least {minimum}, got {text!r}")
-    if value > maximum:
-        raise NumberError(f"must be at most {maximum:,}, got {text!r}")
-    return int(value)
+        raise NumberError("not_whole", text=shown(text))
+    if value <= 0:
+        raise NumberError("not_positive", text=shown(text))
+    _check_maximum(value, maximum, text)
+    return value.numerator  # whole: its denominator is 1
 
 
-def parse_decimal(text: str, *, maximum: int, allow_zero: bool) -> Fraction:
-    """A positive (or, with `allow_zero`, non-negative) exact number up to `maximum`."""
-    value = parse_number(text)
+def parse_whole(text: str, lang: str = SOURCE_LANGUAGE, *, minimum: int, maximum: int) -> int:
+    """A whole number in [minimum, maximum], minimum 0 or 1 (a dimension, a count of passes).
+
+    >>> parse_whole("6.4e1", minimum=1, maximum=2**31 - 1)
+    64
+    """
+    value = parse_number(text, lang)
     if value < 0:
-        raise NumberError(f"cannot be negative, got {text!r}")
-    if value == 0 and not allow_zero:
-        raise NumberError(f"must be positive, got {text!r}")
-    if value > maximum:
-        raise NumberError(f"must be at most {maximum:,}, got {text!r}")
+        raise NumberError("negative", text=shown(text))
+    if value.denominator != 1:
+        raise NumberError("not_whole", text=shown(text))
+    if value < minimum:
+        raise NumberError("not_positive", text=shown(text))
+    _check_maximum(value, maximum, text)
+    return value.numerator  # whole: its denominator is 1
+
+
+def parse_decimal(
+    text: str, lang: str = SOURCE_LANGUAGE, *, maximum: int, allow_zero: bool
+) -> Exact:
+    """A positive (or, with `allow_zero`, non-negative) exact number up to `maximum` (the
+    core's parse_positive and parse_non_negative)."""
+    value = parse_number(text, lang)
+    if allow_zero and value < 0:
+        raise NumberError("negative", text=shown(text))
+    if not allow_zero and value <= 0:
+        raise NumberError("not_positive", text=shown(text))
+    _check_maximum(value, maximum, text)
     return value
+
+
+def _check_maximum(value: Exact, maximum: int, text: str) -> None:
+    if value > maximum:
+        raise NumberError("too_large", text=shown(text), limit=limit_text(maximum))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,25 +699,26 @@ def parse_decimal(text: str, *, maximum: int, allow_zero: bool) -> Fraction:
 # ---------------------------------------------------------------------------------------------
 
 
-def ceil_fraction(value: Fraction) -> int:
+def ceil_fraction(value: Rational) -> int:
     """Smallest whole number >= value.
 
-    >>> ceil_fraction(Fraction(3, 2))
+    >>> ceil_fraction(Exact(3, 2))
     2
     """
     return -((-value.numerator) // value.denominator)
 
 
-def format_decimal(value: Fraction, places: int = 2) -> str:
-    """Round half up to `places` decimals, then drop trailing zeros.
+def format_decimal(value: Rational, places: int = 2) -> str:
+    """Round half up to `places` decimals, then drop trailing zeros (with a decimal point: see
+    local_number for the reader's format).
 
-    >>> format_decimal(Fraction(14_000_000_000, 2**30))
+    >>> format_decimal(Exact(14_000_000_000, 2**30))
     '13.04'
-    >>> format_decimal(Fraction(14))
+    >>> format_decimal(Exact(14))
     '14'
     """
     scale = 10**places
-    scaled = value * scale
+    scaled = exact(value) * scale
     sign = "-" if scaled < 0 else ""
     scaled = abs(scaled)
     rounded = (scaled.numerator * 2 + scaled.denominator) // (2 * scaled.denominator)
@@ -267,14 +727,15 @@ def format_decimal(value: Fraction, places: int = 2) -> str:
     return sign + text if rounded else text
 
 
-def exact_decimal_text(value: Fraction) -> str:
+def exact_decimal_text(value: Rational) -> str:
     """The exact decimal expansion of a value whose denominator is 2^a * 5^b.
 
     Bytes divided by 10^9 or 2^30 always terminate, so the JSON can carry them exactly.
 
-    >>> exact_decimal_text(Fraction(14_000_000_000, 2**30))
+    >>> exact_decimal_text(Exact(14_000_000_000, 2**30))
     '13.03851604461669921875'
     """
+    value = exact(value)
     denominator, twos, fives = value.denominator, 0, 0
     while denominator % 2 == 0:
         denominator, twos = denominator // 2, twos + 1
@@ -289,96 +750,99 @@ def exact_decimal_text(value: Fraction) -> str:
     return "-" + text if value < 0 else text
 
 
-def format_bytes(value: int) -> str:
-    """Raw bytes with thousands separators.
-
-    >>> format_bytes(14_000_000_000)
-    '14,000,000,000 B'
-    """
-    return f"{value:,} B"
-
-
-def estimate(parameters: int, bits: int | Fraction, reserve_gib: Fraction) -> dict[str, Any]:
+def estimate(
+    parameters: int, bits: Rational, reserve_gib: Rational, lang: str = SOURCE_LANGUAGE
+) -> dict[str, Any]:
     """Weights of a dense set of parameters plus an assumed reserve; GB and GiB never mixed.
 
     In the JSON, `*_bytes` are integers (rounded up when the exact value is not whole) and the
     `*_gb` / `*_gib` strings are exact decimals; the text report rounds them to 2 places.
     """
+    bits, reserve_gib = exact(bits), exact(reserve_gib)
     if reserve_gib < 0:
         raise ValueError(f"reserve must be zero or positive, got {reserve_gib}")
-    exact = dense_weight_bytes(parameters, bits)
-    bits = Fraction(bits)
+    weights = dense_weight_bytes(parameters, bits)
     reserve_bytes_exact = reserve_gib * BYTES_PER_GIB
-    total_exact = exact + reserve_bytes_exact
+    total_exact = weights + reserve_bytes_exact
     not_counted = list(NOT_COUNTED)
-    notes = [
-        "Weights only, uniform dense storage: activations, gradients, KV cache and optimizer "
-        "states are not counted.",
-        "The reserve is an assumption you choose; the total is a preparation hypothesis, "
-        "not a proof that a workload fits.",
-    ]
+    notes = [say(lang, "note_weights_only"), say(lang, "note_reserve")]
     if bits < 16:
         not_counted += NOT_COUNTED_QUANTIZED
-        notes.append(
-            "Below 16 bits, a real quantized load can add scales and other metadata and keep "
-            "some modules at another precision; neither is counted."
-        )
+        notes.append(say(lang, "note_quantized"))
     return {
         "tool": TOOL_NAME,
         "tool_version": __version__,
         "lab_version": LAB_VERSION,
         "command": "estimate",
+        "language": lang,
         "parameters": parameters,
         "bits": exact_decimal_text(bits),
-        "weights_bytes": ceil_fraction(exact),
-        "weights_bytes_exact": exact_decimal_text(exact),
-        "weights_gb": exact_decimal_text(exact / BYTES_PER_GB),
-        "weights_gib": exact_decimal_text(exact / BYTES_PER_GIB),
+        "weights_bytes": ceil_fraction(weights),
+        "weights_bytes_exact": exact_decimal_text(weights),
+        "weights_gb": exact_decimal_text(weights / BYTES_PER_GB),
+        "weights_gib": exact_decimal_text(weights / BYTES_PER_GIB),
         "reserve_gib": exact_decimal_text(reserve_gib),
         "reserve_bytes": ceil_fraction(reserve_bytes_exact),
         "total_gib": exact_decimal_text(total_exact / BYTES_PER_GIB),
         "total_bytes": ceil_fraction(total_exact),
         "bytes_per_gb": BYTES_PER_GB,
         "bytes_per_gib": BYTES_PER_GIB,
-        "rounding": "*_gb and *_gib are exact decimals; *_bytes are rounded up to whole bytes; "
-        "the text report rounds decimals half up to 2 places",
+        "rounding": say(lang, "rounding_rule"),
         "not_counted": not_counted,
         "notes": notes,
     }
 
 
-_NOT_COUNTED_TEXT = {
-    "activations": "activations",
-    "gradients": "gradients",
-    "kv_cache": "KV cache",
-    "optimizer_states": "optimizer states",
-    "quantization_scales_and_metadata": "quantization scales and metadata",
-    "modules_kept_at_another_precision": "modules kept at another precision",
-}
+def decimal_value(text: str) -> Exact:
+    """The value of a plain decimal such as exact_decimal_text writes it (`-13.5`), whatever its
+    number of digits.
+
+    >>> decimal_value("13.03851604461669921875") == Exact(14_000_000_000, 2**30)
+    True
+    """
+    whole, _, fraction = text.lstrip("-").partition(".")
+    value = Exact(int(whole + fraction), 10 ** len(fraction))
+    return -value if text.startswith("-") else value
 
 
-def format_estimate_text(result: dict[str, Any]) -> str:
-    """The `estimate` report as plain ASCII text (the notebook prints the same lines)."""
-    exact = Fraction(result["weights_bytes_exact"])
-    total = Fraction(result["total_gib"])
-    weights_line = format_bytes(result["weights_bytes"])
-    if exact != result["weights_bytes"]:
-        weights_line += f" (rounded up from {exact} B)"
-    lines = [
-        f"IteraGPU Lab {LAB_VERSION} - dense weights estimate (weights only)",
-        f"parameters:       {result['parameters']:,}",
-        f"bits per value:   {format_decimal(Fraction(result['bits']), 6)}",
-        f"weights:          {weights_line}",
-        f"weights (GB):     {format_decimal(exact / BYTES_PER_GB)} GB (1 GB = {BYTES_PER_GB:,} B)",
-        f"weights (GiB):    {format_decimal(exact / BYTES_PER_GIB)} GiB "
-        f"(1 GiB = {BYTES_PER_GIB:,} B)",
-        f"reserve (GiB):    {format_decimal(Fraction(result['reserve_gib']), 6)} GiB (assumed)",
-        f"total (GiB):      {format_decimal(total)} GiB (weights + reserve, "
-        f"{format_bytes(result['total_bytes'])})",
-        "not counted:      " + ", ".join(_NOT_COUNTED_TEXT[n] for n in result["not_counted"]),
+def format_estimate_text(result: dict[str, Any], lang: str = SOURCE_LANGUAGE) -> str:
+    """The `estimate` report in `lang` (the notebook prints the same lines)."""
+    weights = decimal_value(result["weights_bytes_exact"])
+    weights_line = format_bytes(result["weights_bytes"], lang)
+    if weights != result["weights_bytes"]:
+        rounded = say(lang, "rounded_up_from", exact=local_number(weights, lang, None))
+        weights_line += " " + rounded
+    gb, gib = local_number(BYTES_PER_GB, lang), local_number(BYTES_PER_GIB, lang)
+    rows = [
+        (say(lang, "label_parameters"), local_number(result["parameters"], lang)),
+        (say(lang, "label_bits"), local_number(decimal_value(result["bits"]), lang, 6)),
+        (say(lang, "label_weights"), weights_line),
+        (
+            say(lang, "label_weights_gb"),
+            f"{local_number(weights / BYTES_PER_GB, lang, 2)} GB (1 GB = {gb} B)",
+        ),
+        (
+            say(lang, "label_weights_gib"),
+            f"{local_number(weights / BYTES_PER_GIB, lang, 2)} GiB (1 GiB = {gib} B)",
+        ),
+        (
+            say(lang, "label_reserve_gib"),
+            f"{local_number(decimal_value(result['reserve_gib']), lang, 6)} GiB "
+            + say(lang, "assumed"),
+        ),
+        (
+            say(lang, "label_total_gib"),
+            f"{local_number(decimal_value(result['total_gib']), lang, 2)} GiB "
+            + say(lang, "weights_plus_reserve", total=format_bytes(result["total_bytes"], lang)),
+        ),
+        (
+            say(lang, "label_not_counted"),
+            say(lang, "list_separator").join(say(lang, n) for n in result["not_counted"]),
+        ),
     ]
-    lines += [f"note: {note}" for note in result["notes"]]
-    return "\n".join(lines) + "\n"
+    rows += [(say(lang, "label_note"), note) for note in result["notes"]]
+    title = say(lang, "estimate_title", version=LAB_VERSION)
+    return "\n".join([title, *aligned(rows)]) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,41 +877,6 @@ def round_up_to_block(nbytes: int, block: int = ALLOCATOR_BLOCK_BYTES) -> int:
     return -(-nbytes // block) * block
 
 
-class TensorPrediction(TypedDict):
-    name: str
-    shape: list[int]
-    numel: int
-    element_size_bytes: int
-    raw_bytes: int
-    allocated_bytes: int  # raw_bytes rounded up to the allocator's 512-byte blocks
-    rounding_bytes: int
-
-
-class AllocationStep(TypedDict):
-    """The tensors one step adds, and the allocated level the allocator will then show."""
-
-    tensors: list[TensorPrediction]
-    raw_bytes: int
-    rounding_bytes: int
-    added_bytes: int
-    allocated_bytes: int  # cumulative, since the process started
-
-
-class Prediction(TypedDict):
-    tool: str
-    tool_version: str
-    lab_version: str
-    command: str
-    dimensions: dict[str, int]
-    dtype: str
-    element_size_bytes: int
-    allocator: dict[str, Any]
-    phases: dict[str, AllocationStep]
-    kept_output: AllocationStep
-    weights_estimate: dict[str, Any]
-    not_predicted: list[str]
-
-
 def _tensor(name: str, shape: tuple[int, ...], element_size: int) -> TensorPrediction:
     numel = 1
     for dim in shape:
@@ -477,7 +906,9 @@ def _step(tensors: list[TensorPrediction], before: int) -> AllocationStep:
     }
 
 
-def predict(batch: int, context: int, width: int, dtype: str) -> Prediction:
+def predict(
+    batch: int, context: int, width: int, dtype: str, lang: str = SOURCE_LANGUAGE
+) -> Prediction:
     """Allocated bytes that PyTorch's default caching allocator shows after `model_load` and
     `inputs` in a fresh process: each tensor the protocol creates, rounded up to 512 B.
 
@@ -502,15 +933,14 @@ def predict(batch: int, context: int, width: int, dtype: str) -> Prediction:
         "tool_version": __version__,
         "lab_version": LAB_VERSION,
         "command": "predict",
+        "language": lang,
         "dimensions": {"batch": batch, "context": context, "width": width},
         "dtype": dtype,
         "element_size_bytes": element_size,
         "allocator": {
             "backend": "native",
             "block_bytes": ALLOCATOR_BLOCK_BYTES,
-            "rule": f"each tensor is rounded up to a multiple of {ALLOCATOR_BLOCK_BYTES} B; "
-            f"a tensor under {ALLOCATOR_BLOCK_BYTES} B takes {ALLOCATOR_BLOCK_BYTES} B "
-            "(PyTorch's caching allocator without roundup_power2_divisions)",
+            "rule": say(lang, "allocator_rule", block=local_number(ALLOCATOR_BLOCK_BYTES, lang)),
         },
         "phases": {"model_load": model_load, "inputs": inputs},
         "kept_output": output,
@@ -519,48 +949,79 @@ def predict(batch: int, context: int, width: int, dtype: str) -> Prediction:
             "bits": 8 * element_size,
             "weights_bytes": ceil_fraction(weights),
         },
-        "not_predicted": list(NOT_PREDICTED),
+        "not_predicted": [say(lang, key) for key in NOT_PREDICTED],
     }
 
 
-def format_prediction_text(prediction: Prediction) -> str:
-    """The `predict` report as plain ASCII text."""
+def format_prediction_text(prediction: Prediction, lang: str = SOURCE_LANGUAGE) -> str:
+    """The `predict` report in `lang`."""
     dims = prediction["dimensions"]
-    lines = [
-        f"IteraGPU Lab {LAB_VERSION} - allocated bytes predicted for PyTorch's caching allocator",
-        f"input:            batch {dims['batch']}, context {dims['context']}, width "
-        f"{dims['width']}, {prediction['dtype']} ({prediction['element_size_bytes']} B per value)",
-        f"rule:             {prediction['allocator']['rule']}",
+    size = prediction["element_size_bytes"]
+    rows = [
+        (
+            say(lang, "label_input"),
+            say(
+                lang,
+                "predict_input",
+                batch=local_number(dims["batch"], lang),
+                context=local_number(dims["context"], lang),
+                width=local_number(dims["width"], lang),
+                dtype=prediction["dtype"],
+                size=local_number(size, lang),
+            ),
+        ),
+        (say(lang, "label_rule"), prediction["allocator"]["rule"]),
     ]
     for name, step in prediction["phases"].items():
-        lines.append(
-            f"{name + ':':<17} {format_bytes(step['allocated_bytes'])} allocated at the end "
-            f"(+{format_bytes(step['added_bytes'])}: raw {format_bytes(step['raw_bytes'])} + "
-            f"{format_bytes(step['rounding_bytes'])} rounding)"
+        rows.append(
+            (
+                name,
+                say(
+                    lang,
+                    "predict_step",
+                    allocated=format_bytes(step["allocated_bytes"], lang),
+                    added=format_bytes(step["added_bytes"], lang),
+                    raw=format_bytes(step["raw_bytes"], lang),
+                    rounding=format_bytes(step["rounding_bytes"], lang),
+                ),
+            )
         )
         for t in step["tensors"]:
-            shape = "x".join(str(d) for d in t["shape"])
-            lines.append(
-                f"  {t['name']:<15} {shape:>14}  {format_bytes(t['raw_bytes']):>16} -> "
-                f"{format_bytes(t['allocated_bytes'])}"
+            shape = "x".join(local_number(d, lang) for d in t["shape"])
+            raw = format_bytes(t["raw_bytes"], lang)
+            rows.append(
+                (
+                    f"  {t['name']}",
+                    f"{shape:>14}  {raw:>16} -> {format_bytes(t['allocated_bytes'], lang)}",
+                )
             )
-    estimate_check = prediction["weights_estimate"]
-    lines.append(
-        f"estimate check:   {estimate_check['parameters']:,} parameters x "
-        f"{estimate_check['bits']} bits = {format_bytes(estimate_check['weights_bytes'])} raw"
+    check = prediction["weights_estimate"]
+    rows.append(
+        (
+            say(lang, "label_estimate_check"),
+            say(
+                lang,
+                "estimate_check",
+                parameters=local_number(check["parameters"], lang),
+                bits=check["bits"],
+                bytes=format_bytes(check["weights_bytes"], lang),
+            ),
+        )
     )
-    lines += [f"not predicted:    {item}" for item in prediction["not_predicted"]]
-    return "\n".join(lines) + "\n"
+    rows += [(say(lang, "label_not_predicted"), item) for item in prediction["not_predicted"]]
+    title = say(lang, "predict_title", version=LAB_VERSION)
+    return "\n".join([title, *aligned(rows)]) + "\n"
 
 
-def predict_network(width: int, dtype: str, batch: int, context: int) -> dict[str, Any]:
+def predict_network(
+    width: int, dtype: str, batch: int, context: int, lang: str = SOURCE_LANGUAGE
+) -> dict[str, Any]:
     """The result's `network` block (kept from schema 1.0.0): parameter and input bytes."""
-    prediction = predict(batch, context, width, dtype)
+    prediction = predict(batch, context, width, dtype, lang)
     parameters = prediction["phases"]["model_load"]
     inputs = prediction["phases"]["inputs"]
     return {
-        "architecture": "LayerNorm(width) -> Linear(width, 4*width) -> GELU -> "
-        "Linear(4*width, width), applied to a synthetic (batch, context, width) tensor",
+        "architecture": say(lang, "network_architecture"),
         "parameter_tensors": [
             {"name": t["name"], "shape": t["shape"], "numel": t["numel"]}
             for t in parameters["tensors"]
@@ -578,25 +1039,6 @@ def predict_network(width: int, dtype: str, batch: int, context: int) -> dict[st
 # ---------------------------------------------------------------------------------------------
 # The measurement protocol (testable without a GPU: counters and workload are injected)
 # ---------------------------------------------------------------------------------------------
-
-
-class CounterSource(Protocol):
-    """Device synchronisation and memory counters for ONE device (raw bytes)."""
-
-    def synchronize(self) -> None: ...
-    def memory_allocated(self) -> int: ...
-    def memory_reserved(self) -> int: ...
-    def max_memory_allocated(self) -> int: ...
-    def max_memory_reserved(self) -> int: ...
-    def reset_peak_memory_stats(self) -> None: ...
-
-
-class Workload(Protocol):
-    """What each phase runs."""
-
-    def load_model(self) -> None: ...
-    def make_inputs(self) -> None: ...
-    def forward(self) -> None: ...
 
 
 class TorchCounterSource:
@@ -712,14 +1154,6 @@ class TorchWorkload:
             self.output = self.model(self.inputs)
 
 
-CounterKey = Literal[
-    "start_allocated_bytes",
-    "start_reserved_bytes",
-    "peak_allocated_bytes",
-    "peak_reserved_bytes",
-    "end_allocated_bytes",
-    "end_reserved_bytes",
-]
 COUNTER_KEYS: tuple[CounterKey, ...] = (
     "start_allocated_bytes",
     "start_reserved_bytes",
@@ -730,62 +1164,15 @@ COUNTER_KEYS: tuple[CounterKey, ...] = (
 )
 
 
-class PhaseError(TypedDict):
-    step: str
-    type: str
-    message: str
-    out_of_memory: bool
-    # allocator | cublas | cuda (schema 1.1.0); null when not an out-of-memory error
-    out_of_memory_kind: NotRequired[str | None]
-
-
-class PhasePrediction(TypedDict):
-    start_allocated_bytes: int
-    end_allocated_bytes: int
-    start_allocated_difference_bytes: int | None  # measured - predicted; null if not read
-    end_allocated_difference_bytes: int | None
-
-
-class PhaseRecord(TypedDict):
-    phase: str
-    repeat: int | None
-    forward_passes: int
-    status: str  # ok | failed | interrupted
-    peak_reset: bool
-    start_allocated_bytes: int | None
-    start_reserved_bytes: int | None
-    peak_allocated_bytes: int | None
-    peak_reserved_bytes: int | None
-    end_allocated_bytes: int | None
-    end_reserved_bytes: int | None
-    duration_ns: int | None
-    error: PhaseError | None
-    read_errors: dict[str, str]
-    prediction: NotRequired[PhasePrediction]
-
-
-class OutcomeError(TypedDict):
-    type: str
-    message: str
-
-
-class Outcome(TypedDict):
-    status: str  # ok | failed | interrupted
-    exit_code: int
-    failed_phase: str | None
-    failed_repeat: int | None
-    error: OutcomeError | None
-    complete_readings: bool
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C (SIGINT) but with its own exit code."""
 
 
-# Exit code and message of each interrupt, by exception type name (as phase records store it).
+# Exit code and message key of each interrupt, by exception type name (as phase records store
+# it).
 INTERRUPTS = {
-    "KeyboardInterrupt": (EXIT_INTERRUPTED, "interrupted by the user (SIGINT, Ctrl-C)"),
-    "Terminated": (EXIT_TERMINATED, "terminated by SIGTERM"),
+    "KeyboardInterrupt": (EXIT_INTERRUPTED, "interrupted_sigint"),
+    "Terminated": (EXIT_TERMINATED, "terminated_sigterm"),
 }
 
 
@@ -798,8 +1185,8 @@ def interrupt_exit_code(exc: BaseException) -> int:
     return _interrupt(type(exc).__name__)[0]
 
 
-def _interrupt_message(exc: BaseException) -> str:
-    return _interrupt(type(exc).__name__)[1]
+def _interrupt_message(exc: BaseException, lang: str) -> str:
+    return say(lang, _interrupt(type(exc).__name__)[1])
 
 
 def _describe_error(exc: BaseException) -> str:
@@ -886,6 +1273,8 @@ def _close_interrupted(record: PhaseRecord, source: CounterSource) -> None:
         ("end_allocated_bytes", source.memory_allocated),
         ("end_reserved_bytes", source.memory_reserved),
     ]
+    import contextlib
+
     try:
         with contextlib.suppress(Exception):
             source.synchronize()
@@ -904,6 +1293,7 @@ def measure_phase(
     repeat: int | None = None,
     forward_passes: int = 0,
     clock: Callable[[], int] = time.perf_counter_ns,
+    lang: str = SOURCE_LANGUAGE,
 ) -> PhaseRecord:
     """Run one phase under the guide's protocol and return its record.
 
@@ -949,7 +1339,7 @@ def measure_phase(
         record["error"] = {
             "step": step,
             "type": type(exc).__name__,
-            "message": _interrupt_message(exc),
+            "message": _interrupt_message(exc, lang),
             "out_of_memory": False,
             "out_of_memory_kind": None,
         }
@@ -975,9 +1365,11 @@ def _outcome(
     }
 
 
-def _interrupted(exc_type: str, phase: str, repeat: int | None, complete_readings: bool) -> Outcome:
-    code, message = _interrupt(exc_type)
-    error: OutcomeError = {"type": exc_type, "message": message}
+def _interrupted(
+    exc_type: str, phase: str, repeat: int | None, complete_readings: bool, lang: str
+) -> Outcome:
+    code, key = _interrupt(exc_type)
+    error: OutcomeError = {"type": exc_type, "message": say(lang, key)}
     return _outcome("interrupted", code, phase, repeat, error, complete_readings)
 
 
@@ -989,6 +1381,7 @@ def run_protocol(
     repeats: int,
     progress: Callable[[str], None] = lambda line: None,
     clock: Callable[[], int] = time.perf_counter_ns,
+    lang: str = SOURCE_LANGUAGE,
 ) -> tuple[list[PhaseRecord], Outcome]:
     """All phases in order; stops at the first failed or interrupted phase."""
 
@@ -1008,16 +1401,19 @@ def run_protocol(
     try:
         for index, (name, action, repeat, passes) in enumerate(plan, start=1):
             label = name if repeat is None else f"{name} {repeat}/{repeats}"
+            step = f"[{index}/{len(plan)}] {label}"
             record = measure_phase(
-                name, source, action, repeat=repeat, forward_passes=passes, clock=clock
+                name, source, action, repeat=repeat, forward_passes=passes, clock=clock, lang=lang
             )
             phases.append(record)
             if record["read_errors"]:
                 outcome["complete_readings"] = False
             err = record["error"]
             if record["status"] == "interrupted" and err is not None:
-                outcome = _interrupted(err["type"], name, repeat, outcome["complete_readings"])
-                progress(f"[{index}/{len(plan)}] {label}: {err['message']}")
+                outcome = _interrupted(
+                    err["type"], name, repeat, outcome["complete_readings"], lang
+                )
+                progress(f"{step}: {err['message']}")
                 break
             if record["status"] != "ok" and err is not None:
                 outcome = _outcome(
@@ -1028,19 +1424,20 @@ def run_protocol(
                     {"type": err["type"], "message": err["message"]},
                     outcome["complete_readings"],
                 )
-                progress(f"[{index}/{len(plan)}] {label}: FAILED ({err['type']}: {err['message']})")
+                failed = say(lang, "phase_failed", error=f"{err['type']}: {err['message']}")
+                progress(f"{step}: {failed}")
                 break
             peak = record["peak_allocated_bytes"]
             duration = record["duration_ns"]
-            progress(
-                f"[{index}/{len(plan)}] {label}: ok, "
-                f"{'null' if duration is None else f'{duration / 1e6:.3f}'} ms, peak allocated "
-                f"{'null' if peak is None else f'{peak:,}'} B"
+            milliseconds = (
+                "null" if duration is None else local_number(Exact(duration, 10**6), lang, 3)
             )
+            peak_text = "null" if peak is None else format_bytes(peak, lang)
+            progress(f"{step}: " + say(lang, "phase_ok", ms=milliseconds, peak=peak_text))
     except KeyboardInterrupt as exc:  # between two phases: the phases read so far are kept
         stopped = plan[min(len(phases), len(plan) - 1)]  # the phase that did not start
         outcome = _interrupted(
-            type(exc).__name__, stopped[0], stopped[2], outcome["complete_readings"]
+            type(exc).__name__, stopped[0], stopped[2], outcome["complete_readings"], lang
         )
     return phases, outcome
 
@@ -1092,28 +1489,21 @@ def phase_predictions(
 # Environment
 # ---------------------------------------------------------------------------------------------
 
+
 # At most 4 digits: no machine has 10,000 GPUs, and a 5,000-digit index never reaches int().
-_DEVICE_RE = re.compile(r"cuda(?::([0-9]{1,4}))?")
-
-
 def parse_device(text: str) -> int:
-    """Return the GPU index of 'cuda' or 'cuda:N'; raise ValueError otherwise."""
-    match = _DEVICE_RE.fullmatch(text.strip())
-    if match is None:
-        if text.strip().split(":")[0] == "cpu":
-            raise ValueError(
-                f"device {text!r} is not a GPU: measure needs a CUDA or HIP/ROCm device such "
-                "as cuda:0; a CPU result must not be read as a GPU measurement"
-            )
-        raise ValueError(
-            f"unsupported device {text!r}: use cuda or cuda:N (HIP/ROCm builds of PyTorch "
-            "also use the cuda names)"
-        )
-    return int(match.group(1) or 0)
+    """Return the GPU index of 'cuda' or 'cuda:N'; raise UsageError (exit 2) otherwise."""
+    name, colon, index = text.strip().partition(":")
+    # At most 4 digits: no machine has 10,000 GPUs, and a 5,000-digit index never reaches int().
+    if name == "cuda" and (not colon or (index.isascii() and index.isdigit() and len(index) <= 4)):
+        return int(index or 0)
+    key = "device_not_gpu" if name == "cpu" else "device_unsupported"
+    raise UsageError(key, device=shown(text))
 
 
 def import_torch() -> tuple[Any, str | None]:
-    """(torch module or None, why it is missing).
+    """(torch module or None, why it is missing: the exception's type, and its message unless
+    the plain `ModuleNotFoundError` says it all).
 
     Warnings raised while importing (e.g. NumPy missing) are kept in IMPORT_WARNINGS for the
     environment report instead of being printed between the script's own lines.
@@ -1128,7 +1518,9 @@ def import_torch() -> tuple[Any, str | None]:
         try:
             module = importlib.import_module("torch")
         except Exception as exc:  # ImportError, or OSError from a broken installation
-            why = f"{type(exc).__name__}: {_describe_error(exc)}"
+            why = type(exc).__name__
+            if not (isinstance(exc, ModuleNotFoundError) and exc.name == "torch"):
+                why += f": {_describe_error(exc)}"
     IMPORT_WARNINGS[:] = [
         f"{w.category.__name__}: {_describe_error(Warning(w.message))}" for w in caught
     ]
@@ -1138,18 +1530,19 @@ def import_torch() -> tuple[Any, str | None]:
 IMPORT_WARNINGS: list[str] = []
 
 
-def _import_nvml() -> tuple[Any, str | None]:
+def _import_nvml(lang: str) -> tuple[Any, str | None]:
     """NVML through nvidia-ml-py (`pynvml`), initialised; it never creates a CUDA context."""
     import importlib
 
     try:
         nvml: Any = importlib.import_module("pynvml")
     except Exception as exc:
-        return None, f"nvidia-ml-py (pynvml) not importable: {type(exc).__name__}"
+        return None, say(lang, "nvml_not_importable", error=type(exc).__name__)
     try:
         nvml.nvmlInit()
     except Exception as exc:
-        return None, f"NVML not initialised: {type(exc).__name__}: {_describe_error(exc)}"
+        error = f"{type(exc).__name__}: {_describe_error(exc)}"
+        return None, say(lang, "nvml_not_initialised", error=error)
     return nvml, None
 
 
@@ -1157,13 +1550,13 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _nvml_devices(nvml: Any, missing: list[str]) -> list[dict[str, Any]]:
+def _nvml_devices(nvml: Any, missing: list[str], lang: str) -> list[dict[str, Any]]:
     """Every GPU as NVML sees it (its own order, not the cuda:N order), without a context."""
     devices: list[dict[str, Any]] = []
     try:
         count = int(nvml.nvmlDeviceGetCount())
     except Exception as exc:
-        missing.append(f"NVML device count not read: {type(exc).__name__}")
+        missing.append(say(lang, "nvml_count_not_read", error=type(exc).__name__))
         return devices
     for index in range(count):
         entry: dict[str, Any] = {
@@ -1180,7 +1573,7 @@ def _nvml_devices(nvml: Any, missing: list[str]) -> list[dict[str, Any]]:
             entry["pci_bus_id"] = _text(nvml.nvmlDeviceGetPciInfo(handle).busId)
             entry["total_memory_bytes"] = int(nvml.nvmlDeviceGetMemoryInfo(handle).total)
         except Exception as exc:
-            missing.append(f"NVML device {index} not fully read: {type(exc).__name__}")
+            missing.append(say(lang, "nvml_device_not_read", index=index, error=type(exc).__name__))
         devices.append(entry)
     return devices
 
@@ -1242,7 +1635,7 @@ def _libcuda_driver_cuda_version() -> str | None:
     return None
 
 
-def collect_driver(nvml: Any, missing: list[str]) -> dict[str, str | None]:
+def collect_driver(nvml: Any, missing: list[str], lang: str) -> dict[str, str | None]:
     """The driver version and the CUDA version it supports, each with where it was read.
 
     Driver: nvidia-smi, then NVML, then /proc/driver/nvidia/version, then the amdgpu module
@@ -1263,6 +1656,8 @@ def collect_driver(nvml: Any, missing: list[str]) -> dict[str, str | None]:
         ),
         ("amdgpu", lambda: _file_first_line("/sys/module/amdgpu/version", r"(\S+)")),
     ]
+    import contextlib
+
     for source, read in candidates:
         with contextlib.suppress(Exception):
             value = read()
@@ -1270,9 +1665,7 @@ def collect_driver(nvml: Any, missing: list[str]) -> dict[str, str | None]:
                 driver["version"], driver["version_source"] = value, source
                 break
     if driver["version"] is None:
-        missing.append(
-            "driver version not read (nvidia-smi, NVML, /proc/driver/nvidia/version, amdgpu)"
-        )
+        missing.append(say(lang, "driver_not_read"))
 
     def nvml_cuda() -> str | None:
         if nvml is None:
@@ -1286,29 +1679,31 @@ def collect_driver(nvml: Any, missing: list[str]) -> dict[str, str | None]:
                 driver["cuda_version"], driver["cuda_version_source"] = value, source
                 break
     if driver["cuda_version"] is None:
-        missing.append("CUDA version supported by the driver not read (NVML, libcuda)")
+        missing.append(say(lang, "driver_cuda_not_read"))
     return driver
 
 
-def device_problem(torch: Any, index: int) -> str | None:
+def device_problem(torch: Any, index: int, lang: str = SOURCE_LANGUAGE) -> str | None:
     """Why cuda:index cannot be measured with this PyTorch, or None when it can."""
     version = getattr(torch, "__version__", "?")
     cuda = getattr(torch.version, "cuda", None)
     hip = getattr(torch.version, "hip", None)
     if cuda is None and hip is None:
-        return f"PyTorch {version} is a CPU-only build (no CUDA or HIP/ROCm): no GPU to measure"
+        return say(lang, "cpu_only_build", version=version)
     try:
         if not torch.cuda.is_available():
-            return f"PyTorch {version} sees no GPU (torch.cuda.is_available() is False)"
+            return say(lang, "sees_no_gpu", version=version)
         count = int(torch.cuda.device_count())
     except Exception as exc:
-        return f"cannot query GPUs: {type(exc).__name__}: {_describe_error(exc)}"
+        return say(lang, "gpu_query_failed", error=f"{type(exc).__name__}: {_describe_error(exc)}")
     if index >= count:
-        return f"no such GPU: cuda:{index} ({count} visible)"
+        return say(lang, "no_such_gpu", device=f"cuda:{index}", count=count)
     return None
 
 
-def caching_disabled_reason(environ: dict[str, str] | None = None) -> str | None:
+def caching_disabled_reason(
+    environ: dict[str, str] | None = None, lang: str = SOURCE_LANGUAGE
+) -> str | None:
     """Why the caching allocator's counters cannot be read, or None.
 
     PyTorch's CUDA allocator bypasses its cache when PYTORCH_NO_CUDA_MEMORY_CACHING is set at
@@ -1317,15 +1712,14 @@ def caching_disabled_reason(environ: dict[str, str] | None = None) -> str | None
     """
     env = os.environ if environ is None else environ
     if NO_CACHING_VAR in env:
-        return (
-            f"{NO_CACHING_VAR}={env[NO_CACHING_VAR]!r} is set: PyTorch bypasses its caching "
-            "allocator, whose counters then read 0 whatever is allocated"
-        )
+        return say(lang, "caching_disabled", setting=f"{NO_CACHING_VAR}={env[NO_CACHING_VAR]!r}")
     return None
 
 
-def _allocator(torch: Any, cuda_available: bool | None, missing: list[str]) -> dict[str, Any]:
-    reason = caching_disabled_reason()
+def _allocator(
+    torch: Any, cuda_available: bool | None, missing: list[str], lang: str
+) -> dict[str, Any]:
+    reason = caching_disabled_reason(lang=lang)
     allocator: dict[str, Any] = {
         "backend": None,
         "settings": {name: os.environ.get(name) for name in ALLOCATOR_ENV_VARS},
@@ -1339,21 +1733,24 @@ def _allocator(torch: Any, cuda_available: bool | None, missing: list[str]) -> d
         try:
             allocator["backend"] = str(torch.cuda.get_allocator_backend())
         except Exception as exc:
-            missing.append(f"allocator backend not read: {type(exc).__name__}")
+            missing.append(say(lang, "allocator_backend_not_read", error=type(exc).__name__))
     # PyTorch's own reading of its allocator settings (a private function in 2.9 and later).
     read_settings = getattr(torch._C, "_accelerator_getAllocatorSettings", None)
     if read_settings is None:
-        missing.append("allocator settings in effect not read: this PyTorch does not expose them")
+        missing.append(say(lang, "allocator_settings_unexposed"))
     else:
         try:
             allocator["settings_in_effect"] = str(read_settings())
         except Exception as exc:
-            missing.append(f"allocator settings in effect not read: {type(exc).__name__}")
+            missing.append(say(lang, "allocator_settings_not_read", error=type(exc).__name__))
     return allocator
 
 
 def collect_environment(
-    device: str, torch: Any = None, torch_error: str | None = None
+    device: str,
+    torch: Any = None,
+    torch_error: str | None = None,
+    lang: str = SOURCE_LANGUAGE,
 ) -> dict[str, Any]:
     """Python, platform, PyTorch and its backend, devices, driver and allocator settings.
 
@@ -1366,8 +1763,9 @@ def collect_environment(
     import platform
 
     missing: list[str] = []
-    nvml, nvml_why = _import_nvml()
+    nvml, nvml_why = _import_nvml(lang)
     env: dict[str, Any] = {
+        "language": lang,
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),
@@ -1406,11 +1804,11 @@ def collect_environment(
     index: int | None = None
     try:
         index = parse_device(device)
-    except ValueError as exc:
-        env["requested_device_problem"] = str(exc)
+    except UsageError as exc:
+        env["requested_device_problem"] = exc.text(lang)
     t = env["torch"]
     if torch is None:
-        missing.append(f"PyTorch is not installed ({torch_error})")
+        missing.append(say(lang, "torch_not_installed", error=torch_error))
     else:
         t["version"] = str(getattr(torch, "__version__", None))
         t["cuda"] = getattr(torch.version, "cuda", None)
@@ -1420,24 +1818,27 @@ def collect_environment(
             t["cuda_available"] = bool(torch.cuda.is_available())
             t["device_count"] = int(torch.cuda.device_count()) if t["cuda_available"] else 0
         except Exception as exc:
-            missing.append(f"GPU query failed: {type(exc).__name__}: {_describe_error(exc)}")
+            error = f"{type(exc).__name__}: {_describe_error(exc)}"
+            missing.append(say(lang, "gpu_query_failed", error=error))
         for i in range(t["device_count"] or 0):
-            env["devices"].append(_describe_device(torch, i, i == index, missing))
+            env["devices"].append(_describe_device(torch, i, i == index, missing, lang))
         if index is not None:
-            env["requested_device_problem"] = device_problem(torch, index)
+            env["requested_device_problem"] = device_problem(torch, index, lang)
         env["requested_device_usable"] = env["requested_device_problem"] is None
-    env["allocator"] = _allocator(torch, t["cuda_available"], missing)
+    env["allocator"] = _allocator(torch, t["cuda_available"], missing, lang)
     if nvml is None:
-        missing.append(f"NVML device list not read: {nvml_why}")
+        missing.append(say(lang, "nvml_list_not_read", why=nvml_why))
     else:
-        env["nvml_devices"] = _nvml_devices(nvml, missing)
-    env["driver"] = collect_driver(nvml, missing)
+        env["nvml_devices"] = _nvml_devices(nvml, missing, lang)
+    env["driver"] = collect_driver(nvml, missing, lang)
     env["driver_version"] = env["driver"]["version"]
     if nvml is not None:
+        import contextlib
+
         with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
     if torch is not None and not env["devices"]:
-        missing.append("no visible GPU")
+        missing.append(say(lang, "no_visible_gpu"))
     return env
 
 
@@ -1449,7 +1850,9 @@ def _pci_bus_id(props: Any) -> str | None:
         return None
 
 
-def _describe_device(torch: Any, index: int, requested: bool, missing: list[str]) -> dict[str, Any]:
+def _describe_device(
+    torch: Any, index: int, requested: bool, missing: list[str], lang: str
+) -> dict[str, Any]:
     info: dict[str, Any] = {
         "index": index,
         "requested": requested,
@@ -1473,89 +1876,109 @@ def _describe_device(torch: Any, index: int, requested: bool, missing: list[str]
         if getattr(torch.version, "hip", None):
             info["arch_name"] = str(getattr(props, "gcnArchName", "")) or None
     except Exception as exc:
-        missing.append(f"cuda:{index} properties not read: {type(exc).__name__}")
+        missing.append(
+            say(lang, "properties_not_read", device=f"cuda:{index}", error=type(exc).__name__)
+        )
     if requested:
         # Only here: mem_get_info creates a context on the device it asks (measure needs one).
         try:
             free, total = torch.cuda.mem_get_info(index)
             info["free_bytes"], info["mem_get_info_total_bytes"] = int(free), int(total)
         except Exception as exc:
-            missing.append(f"cuda:{index} mem_get_info not read: {type(exc).__name__}")
+            missing.append(
+                say(lang, "mem_get_info_not_read", device=f"cuda:{index}", error=type(exc).__name__)
+            )
     return info
 
 
-def format_environment_text(env: dict[str, Any]) -> str:
+def format_environment_text(env: dict[str, Any], lang: str = SOURCE_LANGUAGE) -> str:
+    """The `environment` report in `lang`."""
+
     def show(value: Any) -> str:
+        if isinstance(value, bool):
+            return say(lang, "yes" if value else "no")
         return "null" if value is None else str(value)
+
+    def number(value: int | None) -> str:
+        return "null" if value is None else local_number(value, lang)
+
+    def read(value: str | None, source: str | None) -> str:
+        return show(value) if source is None else f"{value} {say(lang, 'read_from', source=source)}"
 
     t = env["torch"]
     driver = env["driver"]
     allocator = env["allocator"]
-    lines = [
-        f"python:            {env['python']['version']} ({env['python']['implementation']})",
-        f"platform:          {show(env['platform']['description'])}",
-        f"torch:             {show(t['version']) if t['installed'] else 'not installed'}",
-        f"torch.version.cuda {show(t['cuda'])} (the build's CUDA)",
-        f"torch.version.hip  {show(t['hip'])}",
-        f"driver:            {show(driver['version'])} (from {show(driver['version_source'])})",
-        f"driver's CUDA:     {show(driver['cuda_version'])} "
-        f"(from {show(driver['cuda_version_source'])})",
-        f"allocator backend: {show(allocator['backend'])}",
-        f"allocator in use:  {show(allocator['settings_in_effect'])}",
-        "caching allocator: "
-        + (
-            "bypassed: " + allocator["caching_disabled_reason"]
-            if allocator["caching_disabled_reason"]
-            else show(allocator["caching_enabled"])
+    caching = allocator["caching_disabled_reason"]
+    rows = [
+        ("Python", f"{env['python']['version']} ({env['python']['implementation']})"),
+        (say(lang, "label_platform"), show(env["platform"]["description"])),
+        ("PyTorch", show(t["version"]) if t["installed"] else say(lang, "not_installed")),
+        ("torch.version.cuda", show(t["cuda"]) + " " + say(lang, "build_cuda")),
+        ("torch.version.hip", show(t["hip"])),
+        (say(lang, "label_driver"), read(driver["version"], driver["version_source"])),
+        (
+            say(lang, "label_driver_cuda"),
+            read(driver["cuda_version"], driver["cuda_version_source"]),
         ),
-        f"seed:              {env['seed']}",
+        (say(lang, "label_allocator_backend"), show(allocator["backend"])),
+        (say(lang, "label_allocator_settings"), show(allocator["settings_in_effect"])),
+        (
+            say(lang, "label_caching"),
+            say(lang, "bypassed", reason=caching)
+            if caching
+            else show(allocator["caching_enabled"]),
+        ),
+        (say(lang, "label_seed"), str(env["seed"])),
     ]
-    lines += [f"{k}: {show(v)}" for k, v in allocator["settings"].items()]
-    lines += [f"{k}: {show(v)}" for k, v in env["blas_workspace"].items()]
-    lines += [f"{k}: {show(v)}" for k, v in env["visible_devices"].items()]
+    rows += [(k, show(v)) for k, v in allocator["settings"].items()]
+    rows += [(k, show(v)) for k, v in env["blas_workspace"].items()]
+    rows += [(k, show(v)) for k, v in env["visible_devices"].items()]
     for d in env["devices"]:
-        line = (
-            f"cuda:{d['index']}: {show(d['name'])}, total {show(d['total_memory_bytes'])} B, "
-            f"compute capability {show(d['compute_capability'])}, uuid {show(d['uuid'])}, "
-            f"PCI {show(d['pci_bus_id'])}"
+        line = say(
+            lang,
+            "device_line",
+            name=show(d["name"]),
+            total=number(d["total_memory_bytes"]),
+            capability=show(d["compute_capability"]),
+            uuid=show(d["uuid"]),
+            pci=show(d["pci_bus_id"]),
         )
         if d["arch_name"]:
-            line += f", arch {d['arch_name']}"
+            line += say(lang, "device_arch", arch=d["arch_name"])
         if d["requested"]:
-            line += f", free {show(d['free_bytes'])} of {show(d['mem_get_info_total_bytes'])} B"
-        lines.append(line)
+            line += say(
+                lang,
+                "device_free",
+                free=number(d["free_bytes"]),
+                total=number(d["mem_get_info_total_bytes"]),
+            )
+        rows.append((f"cuda:{d['index']}", line))
     for d in env["nvml_devices"] or []:
-        lines.append(
-            f"NVML {d['nvml_index']}: {show(d['name'])}, uuid {show(d['uuid'])}, "
-            f"PCI {show(d['pci_bus_id'])}, total {show(d['total_memory_bytes'])} B"
+        rows.append(
+            (
+                f"NVML {d['nvml_index']}",
+                say(
+                    lang,
+                    "nvml_line",
+                    name=show(d["name"]),
+                    uuid=show(d["uuid"]),
+                    pci=show(d["pci_bus_id"]),
+                    total=number(d["total_memory_bytes"]),
+                ),
+            )
         )
-    lines.append(
-        f"requested {env['requested_device']}: "
-        + ("can be measured" if env["requested_device_usable"] else "cannot be measured")
-    )
-    lines += [f"torch import warning: {w}" for w in t["import_warnings"]]
-    lines += [f"missing: {m}" for m in env["missing"]]
-    return "\n".join(lines) + "\n"
+    usable = "can_be_measured" if env["requested_device_usable"] else "cannot_be_measured"
+    rows.append((say(lang, "label_requested", device=env["requested_device"]), say(lang, usable)))
+    rows += [(say(lang, "label_import_warning"), w) for w in t["import_warnings"]]
+    rows += [(say(lang, "label_missing"), m) for m in env["missing"]]
+    return "\n".join(aligned(rows)) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------------------------
 
-
-class UsageError(Exception):
-    """A one-line error for the user (exit code attached)."""
-
-    def __init__(self, message: str, code: int = EXIT_UNAVAILABLE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # One line, no usage block, no traceback.
-        self.exit(EXIT_UNAVAILABLE, f"{self.prog}: error: {' '.join(message.split())}\n")
-
+COMMANDS = ("estimate", "predict", "environment", "measure")
 
 # Bounds checked when the arguments are parsed (documented in the READMEs):
 MAX_PARAMETERS = 10**15  # a thousand times the largest models of the guides' era
@@ -1566,115 +1989,253 @@ MAX_WARMUP = 10**6
 MAX_REPEATS = 10**4  # one record per repeat
 
 
-def _argument_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are one line in the reader's language."""
+
+    def __init__(self, *args: Any, lang: str = SOURCE_LANGUAGE, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lang = lang
+
+    def error(self, message: str) -> NoReturn:
+        # One line, no usage block, no traceback.
+        self.exit(EXIT_UNAVAILABLE, error_line(self.lang, self.prog, message) + "\n")
+
+
+_COLUMNS: list[int] = []  # the terminal's width, read once
+
+
+def _terminal_columns() -> int:
+    """The terminal's width as shutil.get_terminal_size reads it (COLUMNS, then the terminal,
+    else 80), without importing shutil: it costs start-up on every run."""
+    if not _COLUMNS:
+        try:
+            columns = int(os.environ.get("COLUMNS", "0"))
+        except ValueError:
+            columns = 0
+        if columns <= 0:
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                columns = 80
+        _COLUMNS.append(columns or 80)
+    return _COLUMNS[0]
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` terminal cells (a Hangul syllable takes two), broken
+    at spaces; a word longer than `width` keeps its own line.
+
+    >>> wrapped("가중치 추정치 bobot", 8)
+    ['가중치', '추정치', 'bobot']
+    """
+    lines: list[str] = []
+    line, cells = "", 0
+    for word in text.split():
+        size = text_cells(word)
+        if line and cells + 1 + size > width:
+            lines.append(line)
+            line, cells = "", 0
+        line, cells = (f"{line} {word}", cells + 1 + size) if line else (word, size)
+    return [*lines, line] if line else lines
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help with the terminal's width (argparse would import shutil for it), wrapped by terminal
+    cells rather than characters, so that Korean lines fit too; the exit-code epilog (several
+    lines) is kept as written."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_terminal_columns() - 2)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return wrapped(text, width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return "\n".join(indent + line for line in wrapped(text, width - len(indent)))
+
+
+class _ArgparseLanguage:
+    """argparse's own words ("usage:", "options", "the following arguments are required", "-h"'s
+    help...) in `lang` while a parser is built and used: argparse looks every one up through
+    its module's `_` and `ngettext` (gettext's), which this swaps for ARGPARSE_MESSAGES and back.
+    """
+
+    def __init__(self, lang: str) -> None:
+        self.table = ARGPARSE_MESSAGES[lang]
+        self.saved: tuple[Any, Any] | None = None
+
+    def gettext(self, message: str) -> str:
+        return self.table.get(message, message)
+
+    def ngettext(self, singular: str, plural: str, count: int) -> str:
+        return self.gettext(singular if count == 1 else plural)
+
+    def __enter__(self) -> _ArgparseLanguage:
+        self.saved = (getattr(argparse, "_"), getattr(argparse, "ngettext"))  # noqa: B009
+        setattr(argparse, "_", self.gettext)  # noqa: B010
+        setattr(argparse, "ngettext", self.ngettext)  # noqa: B010
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.saved is not None:
+            setattr(argparse, "_", self.saved[0])  # noqa: B010
+            setattr(argparse, "ngettext", self.saved[1])  # noqa: B010
+
+
+def _argument_type(parse: Callable[[str, str], Any], lang: str) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         try:
-            return parse(text)
+            return parse(text, lang)
         except NumberError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+            raise argparse.ArgumentTypeError(exc.text(lang)) from None
 
     return convert
 
 
-def _whole_type(minimum: int, maximum: int, suffixes: bool = False) -> Callable[[str], Any]:
-    return _argument_type(
-        lambda text: parse_whole(text, minimum=minimum, maximum=maximum, suffixes=suffixes)
+def _add_lang(p: argparse.ArgumentParser, lang: str) -> None:
+    p.add_argument(
+        "--lang",
+        choices=sorted(MESSAGES),
+        default=argparse.SUPPRESS,  # read before parsing: see requested_language
+        help=say(lang, "lang_help", source=SOURCE_LANGUAGE),
     )
 
 
-def _add_dimensions(p: argparse.ArgumentParser) -> None:
-    dimension = _whole_type(1, MAX_DIMENSION)
-    p.add_argument("--batch", type=dimension, required=True)
-    p.add_argument("--context", type=dimension, required=True)
-    p.add_argument("--width", type=dimension, required=True)
-    p.add_argument("--dtype", choices=sorted(DTYPE_SIZES), default="float32")
+def _add_json(p: argparse.ArgumentParser, lang: str, key: str = "json_help") -> None:
+    p.add_argument("--json", action="store_true", help=say(lang, key))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common: dict[str, Any] = {
-        "epilog": EXIT_CODES_HELP,
-        "formatter_class": argparse.RawDescriptionHelpFormatter,
-    }
-    parser = _Parser(
-        prog=os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else TOOL_NAME,
-        description=f"IteraGPU Lab {LAB_VERSION}: weights estimate, allocation prediction, "
-        "environment report and per-phase GPU memory measurement (raw bytes).",
-        **common,
+def _add_dimensions(p: argparse.ArgumentParser, lang: str) -> None:
+    dimension = _argument_type(
+        lambda t, lg: parse_whole(t, lg, minimum=1, maximum=MAX_DIMENSION), lang
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser(
-        "estimate",
-        help="dense weights in bytes, GB and GiB, plus a reserve (standard library only)",
-        description="Weights of `parameters` dense values of `bits` bits (uniform storage), "
-        "plus an assumed reserve in GiB. Activations, gradients, KV cache and optimizer "
-        "states are not counted.",
-        **common,
+    for name in ("batch", "context", "width"):
+        p.add_argument(
+            f"--{name}", type=dimension, required=True, metavar="N", help=say(lang, f"{name}_help")
+        )
+    p.add_argument(
+        "--dtype", choices=sorted(DTYPE_SIZES), default="float32", help=say(lang, "dtype_help")
     )
+
+
+def _estimate_options(p: argparse.ArgumentParser, lang: str) -> None:
     p.add_argument(
         "--parameters",
-        type=_whole_type(1, MAX_PARAMETERS, suffixes=True),
+        type=_argument_type(lambda t, lg: parse_count(t, lg, maximum=MAX_PARAMETERS), lang),
         required=True,
-        help=f"parameter count, e.g. 7000000000, 7e9 or 7B (at most {MAX_PARAMETERS:.0e})",
+        metavar="N",
+        help=say(lang, "parameters_help", maximum=limit_text(MAX_PARAMETERS)),
     )
     p.add_argument(
         "--bits",
-        type=_argument_type(lambda t: parse_decimal(t, maximum=MAX_BITS, allow_zero=False)),
+        type=_argument_type(
+            lambda t, lg: parse_decimal(t, lg, maximum=MAX_BITS, allow_zero=False), lang
+        ),
         required=True,
-        help=f"bits per value, e.g. 16 or 4.5 (at most {MAX_BITS})",
+        metavar="N",
+        help=say(lang, "bits_help", maximum=MAX_BITS),
     )
     p.add_argument(
         "--reserve-gib",
-        type=_argument_type(lambda t: parse_decimal(t, maximum=MAX_RESERVE_GIB, allow_zero=True)),
-        default=Fraction(0),
-        help=f"assumed reserve in GiB (default 0, at most {MAX_RESERVE_GIB:,})",
+        type=_argument_type(
+            lambda t, lg: parse_decimal(t, lg, maximum=MAX_RESERVE_GIB, allow_zero=True), lang
+        ),
+        default=Exact(0),
+        metavar="GiB",
+        help=say(lang, "reserve_help", maximum=limit_text(MAX_RESERVE_GIB)),
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_json(p, lang)
     p.set_defaults(handler=cmd_estimate)
 
-    p = sub.add_parser(
-        "predict",
-        help="allocated bytes after model_load and inputs (standard library only)",
-        description="The allocated bytes that PyTorch's default caching allocator will show "
-        "at the end of model_load and of inputs for measure's network and input: each tensor "
-        f"rounded up to {ALLOCATOR_BLOCK_BYTES} B. cuBLAS/cuBLASLt workspaces, temporaries "
-        "and reserved segments are not predicted.",
-        **common,
-    )
-    _add_dimensions(p)
-    p.add_argument("--json", action="store_true", help="print JSON, with the derivation")
+
+def _predict_options(p: argparse.ArgumentParser, lang: str) -> None:
+    _add_dimensions(p, lang)
+    _add_json(p, lang, "predict_json_help")
     p.set_defaults(handler=cmd_predict)
 
-    p = sub.add_parser(
-        "environment",
-        help="Python, platform, PyTorch backend, devices, driver and allocator settings",
-        description="Report the environment; exit 0 only when the requested device can be "
-        "measured. Only the requested device is asked for its free memory.",
-        **common,
+
+def _environment_options(p: argparse.ArgumentParser, lang: str) -> None:
+    p.add_argument(
+        "--device", default="cuda:0", metavar="cuda:N", help=say(lang, "device_help_environment")
     )
-    p.add_argument("--device", default="cuda:0", help="device to check (default cuda:0)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_json(p, lang)
     p.set_defaults(handler=cmd_environment)
 
-    p = sub.add_parser(
-        "measure",
-        help="measure the lab's small dense network phase by phase (needs PyTorch and a GPU)",
-        description="Phases model_load, inputs, cold_forward, warmup, warm_forward (each "
-        "repeat recorded separately) on a synthetic (batch, context, width) input; context is "
-        "a tensor dimension, not an LLM context. Writes raw bytes, with predict's figures "
-        "beside them, to a NEW JSON file: written to a temporary file in the same folder, then "
-        "published without overwriting.",
+
+def _measure_options(p: argparse.ArgumentParser, lang: str) -> None:
+    p.add_argument(
+        "--device", default="cuda:0", metavar="cuda:N", help=say(lang, "device_help_measure")
+    )
+    _add_dimensions(p, lang)
+    count = _argument_type(lambda t, lg: parse_whole(t, lg, minimum=0, maximum=MAX_WARMUP), lang)
+    p.add_argument("--warmup", type=count, default=3, metavar="N", help=say(lang, "warmup_help"))
+    repeats = _argument_type(lambda t, lg: parse_whole(t, lg, minimum=1, maximum=MAX_REPEATS), lang)
+    p.add_argument(
+        "--repeats", type=repeats, default=5, metavar="N", help=say(lang, "repeats_help")
+    )
+    p.add_argument(
+        "--output", required=True, metavar=say(lang, "file_metavar"), help=say(lang, "output_help")
+    )
+    p.set_defaults(handler=cmd_measure)
+
+
+_OPTIONS: dict[str, Callable[[argparse.ArgumentParser, str], None]] = {
+    "estimate": _estimate_options,
+    "predict": _predict_options,
+    "environment": _environment_options,
+    "measure": _measure_options,
+}
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command `argv` names (its first word that is no option nor --lang's value)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--":
+            return None
+        elif arg.startswith("-"):
+            skip = len(arg) >= 3 and "--lang".startswith(arg)  # its value follows
+        else:
+            return arg if arg in _OPTIONS else None
+    return None
+
+
+def build_parser(lang: str = SOURCE_LANGUAGE, command: str | None = None) -> _Parser:
+    """The parser in `lang`. Every command is listed; only `command`'s options are declared
+    (building all four costs start-up), so its --help is complete, and a run parses exactly as
+    with every command built. Call it inside `_ArgparseLanguage(lang)`."""
+    common: dict[str, Any] = {
+        "epilog": say(lang, "epilog"),
+        "formatter_class": _Formatter,
+        "lang": lang,
+    }
+    parser = _Parser(
+        prog=os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else TOOL_NAME,
+        description=say(lang, "description", version=LAB_VERSION),
         **common,
     )
-    p.add_argument("--device", default="cuda:0", help="GPU to measure (default cuda:0)")
-    _add_dimensions(p)
-    p.add_argument("--warmup", type=_whole_type(0, MAX_WARMUP), default=3, help="warm-up passes")
-    p.add_argument(
-        "--repeats", type=_whole_type(1, MAX_REPEATS), default=5, help="warm_forward repeats"
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help=say(lang, "version_help"),
     )
-    p.add_argument("--output", required=True, help="new JSON file (never overwritten)")
-    p.set_defaults(handler=cmd_measure)
+    _add_lang(parser, lang)
+    sub = parser.add_subparsers(dest="command", required=True, metavar=say(lang, "command_metavar"))
+    for name, add_options in _OPTIONS.items():
+        p = sub.add_parser(
+            name,
+            help=say(lang, f"{name}_help"),
+            description=say(lang, f"{name}_description", block=ALLOCATOR_BLOCK_BYTES),
+            **common,
+        )
+        if name == command:
+            _add_lang(p, lang)
+            add_options(p, lang)
     return parser
 
 
@@ -1685,50 +2246,45 @@ def _print_json(data: Any, stream: IO[str]) -> None:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    result = estimate(args.parameters, args.bits, args.reserve_gib)
+    result = estimate(args.parameters, args.bits, args.reserve_gib, args.lang)
     if args.json:
         _print_json(result, sys.stdout)
     else:
-        sys.stdout.write(format_estimate_text(result))
+        sys.stdout.write(format_estimate_text(result, args.lang))
     return EXIT_OK
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    prediction = predict(args.batch, args.context, args.width, args.dtype)
+    prediction = predict(args.batch, args.context, args.width, args.dtype, args.lang)
     if args.json:
         _print_json(prediction, sys.stdout)
     else:
-        sys.stdout.write(format_prediction_text(prediction))
+        sys.stdout.write(format_prediction_text(prediction, args.lang))
     return EXIT_OK
 
 
 def cmd_environment(args: argparse.Namespace) -> int:
+    lang = args.lang
     torch, why = import_torch()
-    env = collect_environment(args.device, torch, why)
+    env = collect_environment(args.device, torch, why, lang)
     if args.json:
         _print_json(env, sys.stdout)
     else:
-        sys.stdout.write(format_environment_text(env))
+        sys.stdout.write(format_environment_text(env, lang))
     if env["requested_device_usable"]:
         return EXIT_OK
     reason = env["requested_device_problem"] or (
-        f"PyTorch is not installed ({why})" if torch is None else "device cannot be measured"
+        say(lang, "torch_not_installed", error=why)
+        if torch is None
+        else say(lang, "device_not_measurable")
     )
-    _error(f"{args.device} cannot be measured: {reason}")
+    _error(lang, say(lang, "cannot_measure", device=args.device, reason=reason))
     return EXIT_UNAVAILABLE
-
-
-class Backend(Protocol):
-    """What `measure` needs from the machine: built by a factory after the checks pass."""
-
-    source: CounterSource
-    workload: Workload
-    environment: dict[str, Any]
 
 
 class _TorchBackend:
     def __init__(self, torch: Any, torch_device: Any, args: argparse.Namespace) -> None:
-        self.environment = collect_environment(args.device, torch, None)
+        self.environment = collect_environment(args.device, torch, None, args.lang)
         self.source: CounterSource = TorchCounterSource(torch, torch_device)
         reason = self.environment["allocator"]["caching_disabled_reason"]
         if reason is not None:
@@ -1740,36 +2296,27 @@ class _TorchBackend:
 
 def torch_backend(args: argparse.Namespace) -> Backend:
     """Import PyTorch and check the device; raise UsageError (exit 2) when it is unusable."""
-    try:
-        index = parse_device(args.device)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    index = parse_device(args.device)
     torch, why = import_torch()
     if torch is None:
-        raise UsageError(
-            f"PyTorch is not installed ({why}); measure needs PyTorch with a CUDA or "
-            "HIP/ROCm GPU. Nothing was written."
-        )
-    problem = device_problem(torch, index)
+        raise UsageError("torch_missing_for_measure", error=why)
+    problem = device_problem(torch, index, args.lang)
     if problem is not None:
-        raise UsageError(f"{problem}. Nothing was written.")
+        raise UsageError("nothing_written", problem=problem)
     return _TorchBackend(torch, torch.device("cuda", index), args)
 
 
 def check_output_path(path: str, *, meanwhile: bool = False) -> None:
     """Refuse an existing --output (exit 3) and a folder that is missing or not writable."""
     if os.path.lexists(path):
-        how = "was created by someone else meanwhile" if meanwhile else "already exists"
-        raise UsageError(
-            f"refusing to overwrite {path!r}: it {how}; choose a new name for each series",
-            EXIT_OUTPUT_EXISTS,
-        )
+        key = "output_created_meanwhile" if meanwhile else "output_exists"
+        raise UsageError(key, EXIT_OUTPUT_EXISTS, path=repr(path))
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        raise UsageError(f"cannot create {path!r}: directory {parent!r} does not exist")
+        raise UsageError("output_folder_missing", path=repr(path), folder=repr(parent))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(
-            f"cannot create {path!r}: directory {parent!r} is not writable", EXIT_OUTPUT_ERROR
+            "output_folder_not_writable", EXIT_OUTPUT_ERROR, path=repr(path), folder=repr(parent)
         )
 
 
@@ -1804,7 +2351,7 @@ def _create_temporary(directory: str, target: str) -> tuple[int, str, FileIdenti
             continue
         found = os.fstat(fd)
         return fd, name, (found.st_dev, found.st_ino)
-    raise FileExistsError(f"no free temporary name beside {target!r}")
+    raise UsageError("no_temporary_name", EXIT_OUTPUT_ERROR, path=repr(target))
 
 
 def _fsync_directory(directory: str) -> None:
@@ -1834,7 +2381,7 @@ def publish_new_file(path: str, text: str) -> None:
         fd, temporary, identity = _create_temporary(directory, os.path.basename(path))
     except OSError as exc:
         raise UsageError(
-            f"cannot create a file beside {path!r}: {_describe_error(exc)}", EXIT_OUTPUT_ERROR
+            "cannot_create_beside", EXIT_OUTPUT_ERROR, path=repr(path), error=_describe_error(exc)
         ) from None
     complete = False
     try:
@@ -1846,14 +2393,18 @@ def publish_new_file(path: str, text: str) -> None:
         os.link(temporary, path)
     except FileExistsError:
         raise UsageError(
-            f"refusing to overwrite {path!r}: it was created by someone else meanwhile; this "
-            f"run's complete result is kept as {temporary!r}",
+            "output_created_meanwhile_kept",
             EXIT_OUTPUT_EXISTS,
+            path=repr(path),
+            temporary=repr(temporary),
         ) from None
     except OSError as exc:
-        kept = f"; the complete result is kept as {temporary!r}" if complete else ""
         raise UsageError(
-            f"cannot write {path!r}: {_describe_error(exc)}{kept}", EXIT_OUTPUT_ERROR
+            "cannot_write_kept" if complete else "cannot_write",
+            EXIT_OUTPUT_ERROR,
+            path=repr(path),
+            error=_describe_error(exc),
+            temporary=repr(temporary),
         ) from None
     finally:
         if not complete:
@@ -1861,6 +2412,19 @@ def publish_new_file(path: str, text: str) -> None:
     # Published: `path` and the temporary name are two links to the same file.
     remove_own_file(temporary, identity)
     _fsync_directory(directory)
+
+
+class _Deferring:
+    """While entered, the signals of an InterruptSignals wait (see deferred_while)."""
+
+    def __init__(self, signals: InterruptSignals) -> None:
+        self.signals = signals
+
+    def __enter__(self) -> None:
+        self.signals._deferring = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.signals._deferring = False
 
 
 class InterruptSignals:
@@ -1900,13 +2464,8 @@ class InterruptSignals:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
 
-    @contextlib.contextmanager
-    def deferred_while(self) -> Iterator[None]:
-        self._deferring = True
-        try:
-            yield
-        finally:
-            self._deferring = False
+    def deferred_while(self) -> _Deferring:
+        return _Deferring(self)
 
 
 def build_result(
@@ -1918,15 +2477,19 @@ def build_result(
     started_utc: str,
     counters_unavailable: str | None = None,
 ) -> dict[str, Any]:
-    prediction = predict(args.batch, args.context, args.width, args.dtype)
+    """The result file's object: raw readings, the prediction beside them, and prose (the
+    descriptions of the counters and units, the notes) in the run's language, `language`."""
+    lang = args.lang
+    prediction = predict(args.batch, args.context, args.width, args.dtype, lang)
     summary = phase_predictions(prediction, phases)
-    network = predict_network(args.width, args.dtype, args.batch, args.context)
+    network = predict_network(args.width, args.dtype, args.batch, args.context, lang)
     for record in phases:
         if record["phase"] == "model_load":
             network["allocated_after_model_load_bytes"] = record["end_allocated_bytes"]
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__, "lab_version": LAB_VERSION},
+        "language": lang,
         "command_line": list(argv),
         "started_utc": started_utc,
         "device": args.device,
@@ -1937,24 +2500,13 @@ def build_result(
             "repeats": args.repeats,
             "single_process": True,
             "empty_cache_between_phases": False,
-            "phase_boundaries": "torch.cuda.synchronize(device) before the start readings and "
-            "after the run; torch.cuda.reset_peak_memory_stats(device) after the start readings",
+            "phase_boundaries": say(lang, "policy_phase_boundaries"),
         },
         "units": {
-            "memory": "bytes (raw torch.cuda counters; null = not read)",
-            "duration": "nanoseconds (time.perf_counter_ns, run + final synchronize)",
+            "memory": say(lang, "units_memory"),
+            "duration": say(lang, "units_duration"),
         },
-        "counters": {
-            "start_allocated_bytes": "torch.cuda.memory_allocated before the phase",
-            "start_reserved_bytes": "torch.cuda.memory_reserved before the phase",
-            "peak_allocated_bytes": "torch.cuda.max_memory_allocated since the phase's reset "
-            "(absolute: includes what existed before the phase)",
-            "peak_reserved_bytes": "torch.cuda.max_memory_reserved since the phase's reset "
-            "(absolute)",
-            "end_allocated_bytes": "torch.cuda.memory_allocated after the phase",
-            "end_reserved_bytes": "torch.cuda.memory_reserved after the phase (after an "
-            "out-of-memory error: after the allocator released its unused cached blocks)",
-        },
+        "counters": {key: say(lang, f"counter_{key}") for key in COUNTER_KEYS},
         "counters_unavailable_reason": counters_unavailable,
         "network": network,
         "prediction": {
@@ -1963,18 +2515,13 @@ def build_result(
             "kept_output_allocated_bytes": prediction["kept_output"]["allocated_bytes"],
             "rule": prediction["allocator"]["rule"],
             "cold_forward_unexplained_bytes": summary["cold_forward_unexplained_bytes"],
-            "cold_forward_unexplained_meaning": "allocated bytes cold_forward added beyond the "
-            "prediction: memory that libraries (the cuBLAS/cuBLASLt workspace first) took "
-            "through PyTorch's allocator, not the model",
+            "cold_forward_unexplained_meaning": say(lang, "unexplained_meaning"),
             "not_predicted": prediction["not_predicted"],
         },
         "environment": environment,
         "phases": phases,
         "outcome": outcome,
     }
-
-
-BackendFactory = Callable[[argparse.Namespace], Backend]
 
 
 def cmd_measure(
@@ -1986,24 +2533,34 @@ def cmd_measure(
     import json
     import signal
 
+    lang = args.lang
     check_output_path(args.output)  # before anything else, PyTorch included
     try:
         parse_device(args.device)
-    except ValueError as exc:
-        raise UsageError(f"{exc}. Nothing was written.") from None
+    except UsageError as exc:
+        raise UsageError("nothing_written", problem=exc.text(lang)) from None
     with InterruptSignals() as signals:
         backend = backend_factory(args)  # UsageError (exit 2) when PyTorch or the GPU is missing
         # PyTorch takes seconds to load: look again before spending GPU time.
         check_output_path(args.output, meanwhile=True)
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         _progress(
-            f"measuring {args.device}: batch {args.batch}, context {args.context}, width "
-            f"{args.width}, {args.dtype}, warm-up {args.warmup}, repeats {args.repeats}"
+            say(
+                lang,
+                "measuring",
+                device=args.device,
+                batch=local_number(args.batch, lang),
+                context=local_number(args.context, lang),
+                width=local_number(args.width, lang),
+                dtype=args.dtype,
+                warmup=local_number(args.warmup, lang),
+                repeats=local_number(args.repeats, lang),
+            )
         )
         source = backend.source
         unavailable = source.reason if isinstance(source, UnreadableCounters) else None
         if unavailable:
-            _progress(f"counters not read: {unavailable}")
+            _progress(say(lang, "counters_not_read", reason=unavailable))
         phases, outcome = run_protocol(
             backend.source,
             backend.workload,
@@ -2011,6 +2568,7 @@ def cmd_measure(
             repeats=args.repeats,
             progress=_progress,
             clock=clock,
+            lang=lang,
         )
         with signals.deferred_while():
             result = build_result(
@@ -2018,16 +2576,23 @@ def cmd_measure(
             )
             publish_new_file(args.output, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         if signals.deferred is not None:
-            _progress(
-                f"{signal.Signals(signals.deferred).name} arrived while the result was being "
-                "written; the result is complete"
-            )
+            name = signal.Signals(signals.deferred).name
+            _progress(say(lang, "signal_while_writing", signal=name))
     code = outcome["exit_code"]
-    sys.stdout.write(f"wrote {args.output} (outcome: {outcome['status']})\n")
+    status = say(lang, f"status_{outcome['status']}")
+    sys.stdout.write(say(lang, "wrote", path=args.output, status=status) + "\n")
     if code != EXIT_OK and outcome["error"] is not None:
+        message = outcome["error"]["message"]
         _error(
-            f"phase {outcome['failed_phase']} {outcome['status']}: "
-            f"{outcome['error']['message']} (result written to {args.output})"
+            lang,
+            say(
+                lang,
+                "phase_outcome",
+                phase=outcome["failed_phase"],
+                status=status,
+                message=message,
+                path=args.output,
+            ),
         )
     return code
 
@@ -2036,8 +2601,13 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _error(message: str) -> None:
-    print(f"{TOOL_NAME}: error: {' '.join(message.split())}", file=sys.stderr, flush=True)
+def error_line(lang: str, prog: str, message: str) -> str:
+    """`prog: error: message` on one line, in `lang`."""
+    return f"{prog}: {say(lang, 'error_word')}: {' '.join(message.split())}"
+
+
+def _error(lang: str, message: str) -> None:
+    print(error_line(lang, TOOL_NAME, message), file=sys.stderr, flush=True)
 
 
 def main(
@@ -2045,29 +2615,570 @@ def main(
     *,
     backend_factory: BackendFactory = torch_backend,
     clock: Callable[[], int] = time.perf_counter_ns,
+    environ: dict[str, str] | None = None,
 ) -> int:
-    """Entry point; returns the exit code. Tests inject a fake backend factory."""
+    """Entry point; returns the exit code. Tests inject a fake backend factory (and may give
+    the locale's variables in `environ`)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    lang = requested_language(args_list, environ)
     try:
-        args = build_parser().parse_args(args_list)
+        with _ArgparseLanguage(lang):
+            args = build_parser(lang, chosen_command(args_list)).parse_args(args_list)
     except SystemExit as exc:  # --help, --version or a one-line usage error
         return exc.code if isinstance(exc.code, int) else EXIT_UNAVAILABLE
+    args.lang = lang
     try:
         if args.command == "measure":
             return cmd_measure(args, [TOOL_NAME, *args_list], backend_factory, clock)
         code: int = args.handler(args)
         return code
     except UsageError as exc:
-        _error(str(exc))
+        _error(lang, exc.text(lang))
         return exc.code
     except KeyboardInterrupt as exc:  # before any phase ran: nothing was measured or written
-        _error(f"{_interrupt_message(exc)}; nothing was written")
+        _error(lang, say(lang, "interrupted_nothing_written", reason=_interrupt_message(exc, lang)))
         return interrupt_exit_code(exc)
     except BrokenPipeError:
         return EXIT_INTERNAL
     except Exception as exc:
-        _error(f"internal error: {type(exc).__name__}: {_describe_error(exc)}")
+        _error(
+            lang, say(lang, "internal_error", error=f"{type(exc).__name__}: {_describe_error(exc)}")
+        )
         return EXIT_INTERNAL
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages: every sentence a reader meets, in each language of the project's list
+# (src/iteragpu/i18n/languages.py; adding a language is one entry here and in ARGPARSE_MESSAGES,
+# and tests/lab/test_lab_language.py names what is missing). The words are the glossary's
+# (docs/glossary.yml) and, where the CLI says the same sentence, the CLI's. Plain literals:
+# only the chosen language's message is formatted, when it is said.
+# ---------------------------------------------------------------------------------------------
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "ko": {
+        # help
+        "description": "IteraGPU Lab {version}: 가중치 추정치, 할당 예측, 환경 보고, 단계별 GPU "
+        "메모리 측정(원시 바이트).",
+        "version_help": "버전을 보여 주고 끝냅니다",
+        "command_metavar": "명령",
+        "lang_help": "도움말, 메시지, 출력의 언어(기본값: 로캘 변수 LANGUAGE, LC_ALL, "
+        "LC_MESSAGES, LANG 가운데 먼저 설정된 것의 언어, 그 밖의 로캘에서는 {source})",
+        "json_help": "JSON으로 출력합니다",
+        "estimate_help": "밀집 가중치(바이트, GB, GiB)와 여유분을 더한 개략적 범위(표준 "
+        "라이브러리만 사용)",
+        "estimate_description": "파라미터 수와 값당 비트 수로 밀집 가중치(균일 저장)를 계산하고 "
+        "가정한 여유분(GiB)을 더합니다. 활성화, 그래디언트, KV 캐시, 옵티마이저 상태는 포함하지 "
+        "않습니다.",
+        "parameters_help": "파라미터 수. 예: 7000000000, 7e9, 7B (최대 {maximum})",
+        "bits_help": "값당 비트 수. 예: 16, 4.5 (최대 {maximum})",
+        "reserve_help": "가정한 여유분(GiB, 기본값 0, 최대 {maximum})",
+        "predict_help": "model_load와 inputs 뒤의 allocated 바이트 예측(표준 라이브러리만 사용)",
+        "predict_description": "measure의 네트워크와 입력에 대해 PyTorch의 기본 캐싱 할당자가 "
+        "model_load와 inputs가 끝난 뒤 보여 줄 allocated 바이트를 계산합니다. 각 텐서를 "
+        "{block} B의 배수로 올림합니다. cuBLAS/cuBLASLt 작업 공간, 임시 텐서, reserved "
+        "세그먼트는 예측하지 않습니다.",
+        "predict_json_help": "유도 과정과 함께 JSON으로 출력합니다",
+        "batch_help": "배치: 합성 입력 텐서의 첫 번째 차원",
+        "context_help": "컨텍스트: 텐서의 한 차원일 뿐, LLM의 컨텍스트 길이가 아닙니다",
+        "width_help": "너비: 네트워크의 폭이자 입력의 마지막 차원",
+        "dtype_help": "값의 형식(기본값 float32)",
+        "environment_help": "Python, 플랫폼, PyTorch 백엔드, 장치, 드라이버, 할당자 설정",
+        "environment_description": "환경을 보고합니다. 요청한 장치를 측정할 수 있을 때만 0으로 "
+        "끝납니다. 여유 메모리는 요청한 장치에만 묻습니다.",
+        "device_help_environment": "점검할 장치(기본값 cuda:0)",
+        "measure_help": "실습용 소형 밀집 네트워크를 단계별로 측정합니다(PyTorch와 GPU 필요)",
+        "measure_description": "합성 (batch, context, width) 입력으로 model_load, inputs, "
+        "cold_forward, warmup, warm_forward 단계를 측정하고 반복마다 따로 기록합니다. context는 "
+        "텐서의 한 차원일 뿐, LLM의 컨텍스트 길이가 아닙니다. 원시 바이트와 predict의 예측을 새 "
+        "JSON 파일에 씁니다. 같은 폴더의 임시 파일에 먼저 쓴 다음, 덮어쓰지 않고 게시합니다.",
+        "device_help_measure": "측정할 GPU(기본값 cuda:0)",
+        "warmup_help": "워밍업 패스 수(기본값 3)",
+        "repeats_help": "warm_forward 반복 횟수(기본값 5)",
+        "file_metavar": "파일",
+        "output_help": "새 JSON 파일(덮어쓰지 않음)",
+        "epilog": """\
+종료 코드:
+  0    성공(estimate와 predict는 결과를 출력함, environment는 요청한 장치를 측정할
+       수 있음, measure는 모든 단계가 성공해 결과 파일을 씀)
+  1    예상하지 못한 내부 오류(stderr에 한 줄, 트레이스백 없음)
+  2    잘못된 인수, PyTorch 없음, GPU가 아닌 장치(예: cpu), 또는 없는 GPU.
+       measure는 아무것도 쓰지 않음
+  3    measure: --output 파일이 이미 있음(그대로 둠)
+  4    measure: 단계가 실패함(메모리 부족 포함). 실패한 단계, 오류 메시지, 마지막
+       판독값과 함께 결과 파일을 씀
+  5    measure: 결과 파일을 만들거나 쓸 수 없음
+  130  중단됨(SIGINT, Ctrl-C). measure는 가능하면 중단된 단계와 마지막 판독값을
+       담은 부분 결과를 씀
+  143  종료됨(SIGTERM). 130과 같이 처리하며 코드만 다름
+
+숫자: ASCII 숫자 0-9, 숫자 사이에만 쓰는 '_', 소수점 '.', 지수(7e9). 최대 50자리,
+지수는 -50..50. 쉼표는 소수점으로도 자릿수 구분으로도 쓰지 않습니다.
+--parameters는 K, M, B(또는 G), T도 받습니다: 7B = 7e9, 70M = 7e7.
+""",
+        "error_word": "오류",
+        # numbers
+        "non_ascii_digit": "숫자는 0-9로만 씁니다. 쓸 수 없는 문자: {character} ({codepoint})",
+        "not_number": "숫자가 아닙니다: {text}. 숫자 0-9, 소수점 '.', 7e9 같은 지수로 쓰고, "
+        "자릿수는 '_'로 묶거나 묶지 않습니다(4.5, 1_234, 1234)",
+        "too_many_digits": "숫자가 너무 깁니다(최대 {limit}자리): {text}",
+        "exponent_out_of_range": "지수가 범위를 벗어났습니다(-{limit}..{limit}): {text}",
+        "ambiguous_separator": "모호한 숫자입니다: {text}. 세 자리 앞의 ',' 또는 '.'는 소수점일 "
+        "수도, 천 단위 구분일 수도 있습니다. 정수라면 {whole}, 소수라면 {decimal}로 쓰세요",
+        "not_count": "7e9, 7B, 1.5B 같은 양의 정수여야 합니다(소수점은 '.', 자릿수는 '_'로 묶거나 "
+        "묶지 않음): {text}",
+        "not_whole": "정수여야 합니다: {text}",
+        "not_positive": "0보다 커야 합니다: {text}",
+        "negative": "음수일 수 없습니다: {text}",
+        "too_large": "{limit} 이하여야 합니다: {text}",
+        # estimate
+        "estimate_title": "IteraGPU Lab {version} - 밀집 가중치 추정치(가중치만)",
+        "label_parameters": "파라미터",
+        "label_bits": "값당 비트",
+        "label_weights": "가중치",
+        "label_weights_gb": "가중치 (GB)",
+        "label_weights_gib": "가중치 (GiB)",
+        "label_reserve_gib": "여유분 (GiB)",
+        "label_total_gib": "개략적 범위 (GiB)",
+        "label_not_counted": "포함하지 않음",
+        "label_note": "참고",
+        "rounded_up_from": "({exact} B에서 올림)",
+        "assumed": "(가정)",
+        "weights_plus_reserve": "(가중치 + 여유분, {total})",
+        "list_separator": ", ",
+        "activations": "활성화",
+        "gradients": "그래디언트",
+        "kv_cache": "KV 캐시",
+        "optimizer_states": "옵티마이저 상태",
+        "quantization_scales_and_metadata": "양자화 스케일과 메타데이터",
+        "modules_kept_at_another_precision": "다른 정밀도로 유지되는 모듈",
+        "note_weights_only": "가중치만 계산했으며 균일한 밀집 저장을 가정합니다. 활성화, "
+        "그래디언트, KV 캐시, 옵티마이저 상태는 포함하지 않습니다.",
+        "note_reserve": "여유분은 가정입니다. 부하가 이 범위에 들어간다는 증명이 아닙니다.",
+        "note_quantized": "이론적 균일 나눗셈입니다. 양자화 스케일과 다른 정밀도로 유지되는 "
+        "모듈은 포함하지 않습니다.",
+        "rounding_rule": "*_gb와 *_gib는 정확한 소수, *_bytes는 정수 바이트로 올림한 값이며, "
+        "텍스트 보고서는 소수를 둘째 자리에서 반올림합니다(0.5는 올림)",
+        # predict
+        "predict_title": "IteraGPU Lab {version} - PyTorch 캐싱 할당자의 allocated 바이트 예측",
+        "label_input": "입력",
+        "predict_input": "배치 {batch}, 컨텍스트 {context}, 너비 {width}, {dtype} (값당 {size} B)",
+        "label_rule": "규칙",
+        "allocator_rule": "각 텐서를 {block} B의 배수로 올림하며, {block} B보다 작은 텐서도 "
+        "{block} B를 차지합니다(roundup_power2_divisions를 쓰지 않는 PyTorch 캐싱 할당자)",
+        "predict_step": "끝에서 allocated {allocated} (+{added}: 원시 {raw} + 올림 {rounding})",
+        "label_estimate_check": "추정치 확인",
+        "estimate_check": "파라미터 {parameters}개 × {bits}비트 = 원시 {bytes}",
+        "label_not_predicted": "예측하지 않음",
+        "not_predicted_workspace": "첫 행렬 곱셈에서 cuBLAS 또는 cuBLASLt가 PyTorch 할당자를 통해 "
+        "가져가 이후 단계에도 남는 작업 공간: Hopper 이전에는 약 8 MiB, Hopper에서는 32 MiB, "
+        "cuBLASLt를 쓰면 더 크고, cuBLAS가 자체 작업 공간을 쓰면 0입니다. GPU와 버전에 따라 "
+        "다릅니다(CUBLAS_WORKSPACE_CONFIG, CUBLASLT_WORKSPACE_SIZE).",
+        "not_predicted_temporaries": "순전파 안의 임시 텐서(종료 수준이 아니라 피크를 정합니다).",
+        "not_predicted_reserved": "reserved 바이트: 할당자의 세그먼트(작은 블록은 2 MiB, 큰 블록은 "
+        "더 큰 세그먼트)는 설정과 이력에 따라 달라집니다.",
+        "not_predicted_context": "CUDA 컨텍스트, 커널, 그 밖에 PyTorch 할당자 밖의 메모리.",
+        "network_architecture": "LayerNorm(width) -> Linear(width, 4*width) -> GELU -> "
+        "Linear(4*width, width), 합성 (batch, context, width) 텐서에 적용",
+        # environment
+        "yes": "예",
+        "no": "아니요",
+        "label_platform": "플랫폼",
+        "not_installed": "설치되지 않음",
+        "build_cuda": "(빌드의 CUDA)",
+        "label_driver": "드라이버",
+        "read_from": "({source}에서 읽음)",
+        "label_driver_cuda": "드라이버의 CUDA",
+        "label_allocator_backend": "할당자 백엔드",
+        "label_allocator_settings": "적용 중인 할당자 설정",
+        "label_caching": "캐싱 할당자",
+        "bypassed": "우회됨: {reason}",
+        "label_seed": "시드",
+        "device_line": "{name}, 전체 {total} B, compute capability {capability}, UUID {uuid}, "
+        "PCI {pci}",
+        "device_arch": ", 아키텍처 {arch}",
+        "device_free": ", 여유 메모리 {free} / {total} B",
+        "nvml_line": "{name}, UUID {uuid}, PCI {pci}, 전체 {total} B",
+        "label_requested": "요청한 장치 {device}",
+        "can_be_measured": "측정할 수 있음",
+        "cannot_be_measured": "측정할 수 없음",
+        "label_import_warning": "PyTorch 가져오기 경고",
+        "label_missing": "빠진 항목",
+        "torch_not_installed": "PyTorch가 설치되어 있지 않습니다({error})",
+        "nvml_not_importable": "nvidia-ml-py(pynvml)를 가져올 수 없습니다: {error}",
+        "nvml_not_initialised": "NVML을 초기화할 수 없습니다: {error}",
+        "nvml_list_not_read": "NVML 장치 목록을 읽지 못했습니다: {why}",
+        "nvml_count_not_read": "NVML 장치 수를 읽지 못했습니다: {error}",
+        "nvml_device_not_read": "NVML 장치 {index}의 정보를 모두 읽지 못했습니다: {error}",
+        "driver_not_read": "드라이버 버전을 읽지 못했습니다(nvidia-smi, NVML, "
+        "/proc/driver/nvidia/version, amdgpu)",
+        "driver_cuda_not_read": "드라이버가 지원하는 CUDA 버전을 읽지 못했습니다(NVML, libcuda)",
+        "allocator_backend_not_read": "할당자 백엔드를 읽지 못했습니다: {error}",
+        "allocator_settings_unexposed": "적용 중인 할당자 설정을 읽지 못했습니다: 이 PyTorch는 "
+        "설정을 공개하지 않습니다",
+        "allocator_settings_not_read": "적용 중인 할당자 설정을 읽지 못했습니다: {error}",
+        "gpu_query_failed": "GPU를 조회할 수 없습니다: {error}",
+        "no_visible_gpu": "보이는 GPU가 없습니다",
+        "properties_not_read": "{device}의 속성을 읽지 못했습니다: {error}",
+        "mem_get_info_not_read": "{device}의 mem_get_info를 읽지 못했습니다: {error}",
+        "cpu_only_build": "PyTorch {version}: CPU 전용 빌드입니다(CUDA나 HIP/ROCm 없음). 측정할 "
+        "GPU가 없습니다",
+        "sees_no_gpu": "PyTorch {version}: GPU가 보이지 않습니다"
+        "(torch.cuda.is_available()이 False)",
+        "no_such_gpu": "{device} GPU가 없습니다(보이는 GPU {count}개)",
+        "caching_disabled": "{setting}: PyTorch가 캐싱 할당자를 우회하므로, 카운터는 무엇이 "
+        "할당되든 0을 읽습니다",
+        "device_not_gpu": "{device} 장치는 GPU가 아닙니다. measure에는 cuda:0 같은 CUDA 또는 "
+        "HIP/ROCm 장치가 필요하며, CPU 결과를 GPU 측정으로 읽어서는 안 됩니다",
+        "device_unsupported": "지원하지 않는 장치입니다: {device}. cuda 또는 cuda:N을 쓰세요"
+        "(PyTorch의 HIP/ROCm 빌드도 cuda라는 이름을 씁니다)",
+        "cannot_measure": "{device} 장치를 측정할 수 없습니다: {reason}",
+        "device_not_measurable": "장치를 측정할 수 없습니다",
+        # measure
+        "measuring": "{device} 측정: 배치 {batch}, 컨텍스트 {context}, 너비 {width}, {dtype}, "
+        "워밍업 {warmup}, 반복 {repeats}",
+        "counters_not_read": "카운터를 읽지 않습니다: {reason}",
+        "phase_ok": "성공, {ms} ms, allocated 피크 {peak}",
+        "phase_failed": "실패({error})",
+        "interrupted_sigint": "사용자가 중단했습니다(SIGINT, Ctrl-C)",
+        "terminated_sigterm": "SIGTERM으로 종료되었습니다",
+        "signal_while_writing": "결과를 쓰는 동안 {signal} 신호가 도착했습니다. 결과는 완전합니다",
+        "status_ok": "성공",
+        "status_failed": "실패",
+        "status_interrupted": "중단",
+        "wrote": "{path} 파일을 썼습니다(결과: {status})",
+        "phase_outcome": "{phase} 단계 {status}: {message} (결과는 {path} 파일에 썼습니다)",
+        "interrupted_nothing_written": "{reason}. 아무것도 쓰지 않았습니다",
+        "internal_error": "내부 오류: {error}",
+        "torch_missing_for_measure": "PyTorch가 설치되어 있지 않습니다({error}). measure에는 "
+        "PyTorch와 CUDA 또는 HIP/ROCm GPU가 필요합니다. 아무것도 쓰지 않았습니다.",
+        "nothing_written": "{problem}. 아무것도 쓰지 않았습니다.",
+        "output_exists": "{path} 파일이 이미 있어 덮어쓰지 않습니다. 시리즈마다 새 이름을 고르세요",
+        "output_created_meanwhile": "그사이 다른 실행이 {path} 파일을 만들었으므로 덮어쓰지 "
+        "않습니다. 시리즈마다 새 이름을 고르세요",
+        "output_created_meanwhile_kept": "그사이 다른 실행이 {path} 파일을 만들었으므로 덮어쓰지 "
+        "않습니다. 이번 실행의 완전한 결과는 {temporary}에 남겨 두었습니다",
+        "output_folder_missing": "{path} 파일을 만들 수 없습니다: {folder} 폴더가 없습니다",
+        "output_folder_not_writable": "{path} 파일을 만들 수 없습니다: {folder} 폴더에 쓸 수 "
+        "없습니다",
+        "no_temporary_name": "{path} 옆에 쓸 수 있는 임시 파일 이름이 없습니다",
+        "cannot_create_beside": "{path} 옆에 파일을 만들 수 없습니다: {error}",
+        "cannot_write": "{path} 파일을 쓸 수 없습니다: {error}",
+        "cannot_write_kept": "{path} 파일을 쓸 수 없습니다: {error}. 완전한 결과는 {temporary}에 "
+        "남겨 두었습니다",
+        # the result file's descriptions
+        "policy_phase_boundaries": "시작 판독 전과 실행 뒤에 torch.cuda.synchronize(device), 시작 "
+        "판독 뒤에 torch.cuda.reset_peak_memory_stats(device)",
+        "units_memory": "바이트(원시 torch.cuda 카운터, null은 읽지 못한 값)",
+        "units_duration": "나노초(time.perf_counter_ns, 실행과 마지막 동기화)",
+        "counter_start_allocated_bytes": "단계 전의 torch.cuda.memory_allocated",
+        "counter_start_reserved_bytes": "단계 전의 torch.cuda.memory_reserved",
+        "counter_peak_allocated_bytes": "단계의 초기화 이후 torch.cuda.max_memory_allocated(절대 "
+        "피크: 단계 전에 있던 할당도 포함)",
+        "counter_peak_reserved_bytes": "단계의 초기화 이후 torch.cuda.max_memory_reserved(절대 "
+        "피크)",
+        "counter_end_allocated_bytes": "단계 뒤의 torch.cuda.memory_allocated",
+        "counter_end_reserved_bytes": "단계 뒤의 torch.cuda.memory_reserved(메모리 부족 오류 "
+        "뒤에는 할당자가 사용하지 않는 캐시 블록을 해제한 뒤의 값)",
+        "unexplained_meaning": "cold_forward가 예측보다 더 할당한 바이트: 라이브러리(먼저 "
+        "cuBLAS/cuBLASLt 작업 공간)가 PyTorch 할당자를 통해 가져간 메모리이며, 모델이 아닙니다",
+    },
+    "id": {
+        # help
+        "description": "IteraGPU Lab {version}: estimasi bobot, prediksi alokasi, laporan "
+        "lingkungan, dan pengukuran memori GPU per fase (byte mentah).",
+        "version_help": "tampilkan versi lalu keluar",
+        "command_metavar": "PERINTAH",
+        "lang_help": "bahasa bantuan, pesan, dan keluaran (bawaan: bahasa dari variabel lokal "
+        "LANGUAGE, LC_ALL, LC_MESSAGES, atau LANG, yang pertama disetel; untuk lokal lain "
+        "{source})",
+        "json_help": "cetak JSON",
+        "estimate_help": "bobot dense dalam byte, GB, dan GiB, ditambah margin menjadi rentang "
+        "kasar (cukup pustaka standar)",
+        "estimate_description": "Bobot dense dari jumlah parameter dan jumlah bit per nilai "
+        "(penyimpanan seragam), ditambah margin yang diasumsikan dalam GiB. Aktivasi, gradien, "
+        "cache KV, dan status optimizer tidak dihitung.",
+        "parameters_help": "jumlah parameter, mis. 7000000000, 7e9, atau 7B (paling banyak "
+        "{maximum})",
+        "bits_help": "jumlah bit per nilai, mis. 16 atau 4,5 (paling banyak {maximum})",
+        "reserve_help": "margin yang diasumsikan dalam GiB (bawaan 0, paling banyak {maximum})",
+        "predict_help": "byte allocated setelah model_load dan inputs (cukup pustaka standar)",
+        "predict_description": "Byte allocated yang akan ditunjukkan alokator cache bawaan "
+        "PyTorch di akhir model_load dan inputs untuk jaringan dan masukan measure: setiap tensor "
+        "dibulatkan ke atas ke kelipatan {block} B. Ruang kerja cuBLAS/cuBLASLt, tensor "
+        "sementara, dan segmen reserved tidak diprediksi.",
+        "predict_json_help": "cetak JSON beserta penurunannya",
+        "batch_help": "batch: dimensi pertama tensor masukan sintetis",
+        "context_help": "context: satu dimensi tensor, bukan panjang konteks LLM",
+        "width_help": "width: lebar jaringan dan dimensi terakhir masukan",
+        "dtype_help": "tipe nilai (bawaan float32)",
+        "environment_help": "Python, platform, backend PyTorch, perangkat, driver, dan "
+        "pengaturan alokator",
+        "environment_description": "Melaporkan lingkungan; keluar dengan 0 hanya bila perangkat "
+        "yang diminta dapat diukur. Memori bebas hanya ditanyakan kepada perangkat yang diminta.",
+        "device_help_environment": "perangkat yang diperiksa (bawaan cuda:0)",
+        "measure_help": "ukur jaringan dense kecil milik lab per fase (memerlukan PyTorch dan GPU)",
+        "measure_description": "Fase model_load, inputs, cold_forward, warmup, dan warm_forward "
+        "(setiap pengulangan dicatat terpisah) pada masukan sintetis (batch, context, width); "
+        "context adalah satu dimensi tensor, bukan panjang konteks LLM. Byte mentah, beserta "
+        "prediksi predict, ditulis ke berkas JSON BARU: mula-mula ke berkas sementara di folder "
+        "yang sama, lalu diterbitkan tanpa menimpa.",
+        "device_help_measure": "GPU yang diukur (bawaan cuda:0)",
+        "warmup_help": "jumlah lintasan pemanasan (bawaan 3)",
+        "repeats_help": "jumlah pengulangan warm_forward (bawaan 5)",
+        "file_metavar": "BERKAS",
+        "output_help": "berkas JSON baru (tidak pernah ditimpa)",
+        "epilog": """\
+kode keluar:
+  0    berhasil (estimate dan predict mencetak hasilnya; environment: perangkat yang
+       diminta dapat diukur; measure: semua fase berhasil dan berkas hasil ditulis)
+  1    kesalahan internal yang tidak terduga (satu baris di stderr, tanpa traceback)
+  2    argumen tidak valid, PyTorch tidak ada, perangkat bukan GPU (mis. cpu), atau
+       GPU tersebut tidak ada; untuk measure tidak ada yang ditulis
+  3    measure: berkas --output sudah ada (dibiarkan utuh)
+  4    measure: sebuah fase gagal (termasuk kehabisan memori); berkas hasil ditulis
+       dengan fase yang gagal, pesan kesalahan, dan pembacaan terakhir
+  5    measure: berkas hasil tidak dapat dibuat atau ditulis
+  130  dihentikan (SIGINT, Ctrl-C); measure menulis hasil parsial, dengan fase yang
+       terhenti dan pembacaan terakhirnya, bila memungkinkan
+  143  diakhiri (SIGTERM); ditangani seperti 130, dengan kodenya sendiri
+
+angka: digit ASCII 0-9, '_' hanya di antara digit, satu tanda desimal ',' atau '.'
+(4,5 atau 4.5), eksponen (7e9); paling banyak 50 digit dan eksponen dalam -50..50.
+Tanda desimal setelah 1 sampai 3 digit dan sebelum tepat 3 digit (1,234 atau 1.500)
+ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
+--parameters juga menerima K, M, B (atau G), dan T: 7B = 7e9, 70M = 7e7.
+""",
+        "error_word": "kesalahan",
+        # numbers
+        "non_ascii_digit": "angka hanya ditulis dengan digit 0-9: {character} ({codepoint}) "
+        "bukan salah satunya",
+        "not_number": "bukan angka: {text}. Tulis dengan digit 0-9, satu tanda desimal ',' atau "
+        "'.', dan eksponen seperti 7e9; kelompok digit ditulis dengan '_' atau tanpa pemisah "
+        "(4,5, 1_234, 1234)",
+        "too_many_digits": "terlalu banyak digit (paling banyak {limit}): {text}",
+        "exponent_out_of_range": "eksponen di luar rentang (-{limit}..{limit}): {text}",
+        "ambiguous_separator": "angka ambigu: {text}. Tanda ',' atau '.' sebelum tiga digit bisa "
+        "berarti desimal atau pemisah ribuan; tulis {whole} untuk bilangan bulat atau {decimal} "
+        "untuk desimal",
+        "not_count": "harus bilangan bulat positif seperti 7e9, 7B, atau 1,5B (tanda desimal ',' "
+        "atau '.', kelompok digit dengan '_' atau tanpa pemisah): {text}",
+        "not_whole": "harus bilangan bulat: {text}",
+        "not_positive": "harus lebih besar dari 0: {text}",
+        "negative": "tidak boleh negatif: {text}",
+        "too_large": "paling besar {limit}: {text}",
+        # estimate
+        "estimate_title": "IteraGPU Lab {version} - estimasi bobot dense (bobot saja)",
+        "label_parameters": "parameter",
+        "label_bits": "bit per nilai",
+        "label_weights": "bobot",
+        "label_weights_gb": "bobot (GB)",
+        "label_weights_gib": "bobot (GiB)",
+        "label_reserve_gib": "margin (GiB)",
+        "label_total_gib": "rentang kasar (GiB)",
+        "label_not_counted": "tidak dihitung",
+        "label_note": "catatan",
+        "rounded_up_from": "(dibulatkan ke atas dari {exact} B)",
+        "assumed": "(asumsi)",
+        "weights_plus_reserve": "(bobot + margin, {total})",
+        "list_separator": ", ",
+        "activations": "aktivasi",
+        "gradients": "gradien",
+        "kv_cache": "cache KV",
+        "optimizer_states": "status optimizer",
+        "quantization_scales_and_metadata": "skala dan metadata kuantisasi",
+        "modules_kept_at_another_precision": "modul yang disimpan pada presisi lain",
+        "note_weights_only": "Bobot saja, dengan penyimpanan dense yang seragam: aktivasi, "
+        "gradien, cache KV, dan status optimizer tidak dihitung.",
+        "note_reserve": "Margin adalah hipotesis, bukan bukti bahwa beban muat dalam rentang ini.",
+        "note_quantized": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
+        "pada presisi lain tidak dihitung.",
+        "rounding_rule": "*_gb dan *_gib adalah desimal eksak; *_bytes dibulatkan ke atas ke byte "
+        "bulat; laporan teks membulatkan desimal ke 2 angka di belakang koma (setengah ke atas)",
+        # predict
+        "predict_title": "IteraGPU Lab {version} - prediksi byte allocated alokator cache PyTorch",
+        "label_input": "masukan",
+        "predict_input": "batch {batch}, context {context}, width {width}, {dtype} ({size} B per "
+        "nilai)",
+        "label_rule": "aturan",
+        "allocator_rule": "setiap tensor dibulatkan ke atas ke kelipatan {block} B, dan tensor "
+        "yang lebih kecil dari {block} B tetap menempati {block} B (alokator cache PyTorch tanpa "
+        "roundup_power2_divisions)",
+        "predict_step": "allocated {allocated} di akhir (+{added}: mentah {raw} + pembulatan "
+        "{rounding})",
+        "label_estimate_check": "pemeriksaan estimasi",
+        "estimate_check": "{parameters} parameter × {bits} bit = {bytes} mentah",
+        "label_not_predicted": "tidak diprediksi",
+        "not_predicted_workspace": "Ruang kerja yang diambil cuBLAS atau cuBLASLt melalui "
+        "alokator PyTorch pada perkalian matriks pertama dan tetap ada pada fase berikutnya: "
+        "sekitar 8 MiB sebelum Hopper, 32 MiB pada Hopper, lebih besar dengan cuBLASLt, dan 0 bila "
+        "cuBLAS memakai ruang kerjanya sendiri; ukurannya bergantung pada GPU dan versi "
+        "(CUBLAS_WORKSPACE_CONFIG, CUBLASLT_WORKSPACE_SIZE).",
+        "not_predicted_temporaries": "Tensor sementara di dalam lintasan maju (menentukan puncak, "
+        "bukan level akhir).",
+        "not_predicted_reserved": "Byte reserved: segmen alokator (2 MiB untuk blok kecil, lebih "
+        "besar untuk blok besar) bergantung pada pengaturan dan riwayatnya.",
+        "not_predicted_context": "Konteks CUDA, kernel, dan memori lain di luar alokator PyTorch.",
+        "network_architecture": "LayerNorm(width) -> Linear(width, 4*width) -> GELU -> "
+        "Linear(4*width, width), diterapkan pada tensor sintetis (batch, context, width)",
+        # environment
+        "yes": "ya",
+        "no": "tidak",
+        "label_platform": "platform",
+        "not_installed": "tidak terpasang",
+        "build_cuda": "(CUDA build-nya)",
+        "label_driver": "driver",
+        "read_from": "(dibaca dari {source})",
+        "label_driver_cuda": "CUDA driver",
+        "label_allocator_backend": "backend alokator",
+        "label_allocator_settings": "pengaturan alokator yang berlaku",
+        "label_caching": "alokator cache",
+        "bypassed": "dilewati: {reason}",
+        "label_seed": "seed",
+        "device_line": "{name}, total {total} B, compute capability {capability}, UUID {uuid}, "
+        "PCI {pci}",
+        "device_arch": ", arsitektur {arch}",
+        "device_free": ", memori bebas {free} dari {total} B",
+        "nvml_line": "{name}, UUID {uuid}, PCI {pci}, total {total} B",
+        "label_requested": "perangkat yang diminta, {device}",
+        "can_be_measured": "dapat diukur",
+        "cannot_be_measured": "tidak dapat diukur",
+        "label_import_warning": "peringatan impor PyTorch",
+        "label_missing": "tidak tersedia",
+        "torch_not_installed": "PyTorch tidak terpasang ({error})",
+        "nvml_not_importable": "nvidia-ml-py (pynvml) tidak dapat diimpor: {error}",
+        "nvml_not_initialised": "NVML tidak dapat diinisialisasi: {error}",
+        "nvml_list_not_read": "daftar perangkat NVML tidak terbaca: {why}",
+        "nvml_count_not_read": "jumlah perangkat NVML tidak terbaca: {error}",
+        "nvml_device_not_read": "perangkat NVML {index} tidak terbaca sepenuhnya: {error}",
+        "driver_not_read": "versi driver tidak terbaca (nvidia-smi, NVML, "
+        "/proc/driver/nvidia/version, amdgpu)",
+        "driver_cuda_not_read": "versi CUDA yang didukung driver tidak terbaca (NVML, libcuda)",
+        "allocator_backend_not_read": "backend alokator tidak terbaca: {error}",
+        "allocator_settings_unexposed": "pengaturan alokator yang berlaku tidak terbaca: PyTorch "
+        "ini tidak menyediakannya",
+        "allocator_settings_not_read": "pengaturan alokator yang berlaku tidak terbaca: {error}",
+        "gpu_query_failed": "GPU tidak dapat dikueri: {error}",
+        "no_visible_gpu": "tidak ada GPU yang terlihat",
+        "properties_not_read": "properti {device} tidak terbaca: {error}",
+        "mem_get_info_not_read": "mem_get_info {device} tidak terbaca: {error}",
+        "cpu_only_build": "PyTorch {version} adalah build khusus CPU (tanpa CUDA atau HIP/ROCm): "
+        "tidak ada GPU untuk diukur",
+        "sees_no_gpu": "PyTorch {version} tidak melihat GPU (torch.cuda.is_available() bernilai "
+        "False)",
+        "no_such_gpu": "GPU {device} tidak ada ({count} terlihat)",
+        "caching_disabled": "{setting} disetel: PyTorch melewati alokator cache-nya, sehingga "
+        "penghitung membaca 0 apa pun yang dialokasikan",
+        "device_not_gpu": "perangkat {device} bukan GPU: measure memerlukan perangkat CUDA atau "
+        "HIP/ROCm seperti cuda:0; hasil CPU tidak boleh dibaca sebagai pengukuran GPU",
+        "device_unsupported": "perangkat {device} tidak didukung: gunakan cuda atau cuda:N (build "
+        "HIP/ROCm dari PyTorch juga memakai nama cuda)",
+        "cannot_measure": "{device} tidak dapat diukur: {reason}",
+        "device_not_measurable": "perangkat tidak dapat diukur",
+        # measure
+        "measuring": "mengukur {device}: batch {batch}, context {context}, width {width}, "
+        "{dtype}, pemanasan {warmup}, pengulangan {repeats}",
+        "counters_not_read": "penghitung tidak dibaca: {reason}",
+        "phase_ok": "berhasil, {ms} ms, puncak allocated {peak}",
+        "phase_failed": "GAGAL ({error})",
+        "interrupted_sigint": "dihentikan oleh pengguna (SIGINT, Ctrl-C)",
+        "terminated_sigterm": "diakhiri oleh SIGTERM",
+        "signal_while_writing": "{signal} datang saat hasil sedang ditulis; hasilnya lengkap",
+        "status_ok": "berhasil",
+        "status_failed": "gagal",
+        "status_interrupted": "terhenti",
+        "wrote": "{path} ditulis (hasil: {status})",
+        "phase_outcome": "fase {phase} {status}: {message} (hasil ditulis ke {path})",
+        "interrupted_nothing_written": "{reason}; tidak ada yang ditulis",
+        "internal_error": "kesalahan internal: {error}",
+        "torch_missing_for_measure": "PyTorch tidak terpasang ({error}); measure memerlukan "
+        "PyTorch dengan GPU CUDA atau HIP/ROCm. Tidak ada yang ditulis.",
+        "nothing_written": "{problem}. Tidak ada yang ditulis.",
+        "output_exists": "menolak menimpa {path}: berkas itu sudah ada; pilih nama baru untuk "
+        "setiap rangkaian",
+        "output_created_meanwhile": "menolak menimpa {path}: berkas itu dibuat eksekusi lain "
+        "sementara itu; pilih nama baru untuk setiap rangkaian",
+        "output_created_meanwhile_kept": "menolak menimpa {path}: berkas itu dibuat eksekusi lain "
+        "sementara itu; hasil lengkap eksekusi ini disimpan sebagai {temporary}",
+        "output_folder_missing": "tidak dapat membuat {path}: folder {folder} tidak ada",
+        "output_folder_not_writable": "tidak dapat membuat {path}: folder {folder} tidak dapat "
+        "ditulisi",
+        "no_temporary_name": "tidak ada nama berkas sementara yang bebas di samping {path}",
+        "cannot_create_beside": "tidak dapat membuat berkas di samping {path}: {error}",
+        "cannot_write": "tidak dapat menulis {path}: {error}",
+        "cannot_write_kept": "tidak dapat menulis {path}: {error}; hasil lengkap disimpan sebagai "
+        "{temporary}",
+        # the result file's descriptions
+        "policy_phase_boundaries": "torch.cuda.synchronize(device) sebelum pembacaan awal dan "
+        "setelah eksekusi; torch.cuda.reset_peak_memory_stats(device) setelah pembacaan awal",
+        "units_memory": "byte (penghitung torch.cuda mentah; null berarti tidak terbaca)",
+        "units_duration": "nanodetik (time.perf_counter_ns, eksekusi dan sinkronisasi terakhir)",
+        "counter_start_allocated_bytes": "torch.cuda.memory_allocated sebelum fase",
+        "counter_start_reserved_bytes": "torch.cuda.memory_reserved sebelum fase",
+        "counter_peak_allocated_bytes": "torch.cuda.max_memory_allocated sejak reset fase itu "
+        "(puncak absolut: termasuk yang sudah ada sebelum fase)",
+        "counter_peak_reserved_bytes": "torch.cuda.max_memory_reserved sejak reset fase itu "
+        "(puncak absolut)",
+        "counter_end_allocated_bytes": "torch.cuda.memory_allocated setelah fase",
+        "counter_end_reserved_bytes": "torch.cuda.memory_reserved setelah fase (setelah kesalahan "
+        "kehabisan memori: setelah alokator melepaskan blok cache yang tidak terpakai)",
+        "unexplained_meaning": "byte allocated yang ditambahkan cold_forward melebihi prediksi: "
+        "memori yang diambil pustaka (terutama ruang kerja cuBLAS/cuBLASLt) melalui alokator "
+        "PyTorch, bukan model",
+    },
+}
+
+# argparse's own messages, by the English text argparse looks up through gettext; each language
+# gives every one a user can meet (tests/lab/test_lab_language.py reads them from the running
+# Python's argparse and names any that a newer argparse adds).
+ARGPARSE_MESSAGES: dict[str, dict[str, str]] = {
+    "ko": {
+        "usage: ": "사용법: ",
+        "positional arguments": "위치 인수",
+        "options": "옵션",
+        "show this help message and exit": "이 도움말을 보여 주고 끝냅니다",
+        "argument %(argument_name)s: %(message)s": "인수 %(argument_name)s: %(message)s",
+        "the following arguments are required: %s": "다음 인수가 필요합니다: %s",
+        "one of the arguments %s is required": "다음 인수 가운데 하나가 필요합니다: %s",
+        "expected one argument": "값이 하나 필요합니다",
+        "expected at most one argument": "값은 하나까지만 줄 수 있습니다",
+        "expected at least one argument": "값이 하나 이상 필요합니다",
+        "expected %s argument": "값이 %s개 필요합니다",
+        "expected %s arguments": "값이 %s개 필요합니다",
+        "ambiguous option: %(option)s could match %(matches)s": "모호한 옵션입니다: "
+        "%(option)s (후보: %(matches)s)",
+        "unrecognized arguments: %s": "알 수 없는 인수입니다: %s",
+        "not allowed with argument %s": "%s 인수와 함께 쓸 수 없습니다",
+        "ignored explicit argument %r": "값을 받지 않는 옵션입니다: %r",
+        "invalid %(type)s value: %(value)r": "잘못된 %(type)s 값입니다: %(value)r",
+        "invalid choice: %(value)r (choose from %(choices)s)": "고를 수 없는 값입니다: "
+        "%(value)r (다음 가운데 하나: %(choices)s)",
+        "unexpected option string: %s": "예상하지 못한 옵션입니다: %s",
+    },
+    "id": {
+        "usage: ": "penggunaan: ",
+        "positional arguments": "argumen posisi",
+        "options": "opsi",
+        "show this help message and exit": "tampilkan bantuan ini lalu keluar",
+        "argument %(argument_name)s: %(message)s": "argumen %(argument_name)s: %(message)s",
+        "the following arguments are required: %s": "argumen berikut wajib diisi: %s",
+        "one of the arguments %s is required": "salah satu argumen berikut wajib diisi: %s",
+        "expected one argument": "memerlukan satu nilai",
+        "expected at most one argument": "paling banyak satu nilai",
+        "expected at least one argument": "memerlukan setidaknya satu nilai",
+        "expected %s argument": "memerlukan %s nilai",
+        "expected %s arguments": "memerlukan %s nilai",
+        "ambiguous option: %(option)s could match %(matches)s": "opsi ambigu: %(option)s bisa "
+        "berarti %(matches)s",
+        "unrecognized arguments: %s": "argumen tidak dikenal: %s",
+        "not allowed with argument %s": "tidak boleh dipakai bersama argumen %s",
+        "ignored explicit argument %r": "opsi ini tidak menerima nilai: %r",
+        "invalid %(type)s value: %(value)r": "nilai %(type)s tidak valid: %(value)r",
+        "invalid choice: %(value)r (choose from %(choices)s)": "pilihan tidak valid: %(value)r "
+        "(pilih salah satu dari %(choices)s)",
+        "unexpected option string: %s": "opsi tak terduga: %s",
+    },
+}
 
 
 if __name__ == "__main__":

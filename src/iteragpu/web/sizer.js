@@ -106,17 +106,31 @@
   // Python's str.isspace() and re's \s: the characters str.strip() removes.
   var PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
   var STRIP = new RegExp("^[" + PY_SPACE + "]+|[" + PY_SPACE + "]+$", "g");
-  // iteragpu.core.numbers._COUNT
-  var COUNT = new RegExp(
-    "^[" + PY_SPACE + "]*([0-9_.eE+-]+)[" + PY_SPACE + "]*([KkMmBbGgTt])?[" + PY_SPACE + "]*$"
-  );
+  // iteragpu.core.numbers.parse_count's count: a number, then an optional K, M, B, G or T.
+  function countPattern(marks) {
+    return new RegExp(
+      "^[" + PY_SPACE + "]*([0-9_" + marks + "eE+-]+)[" + PY_SPACE + "]*([KkMmBbGgTt])?[" +
+        PY_SPACE + "]*$"
+    );
+  }
   var COUNT_SUFFIXES = { K: 10n ** 3n, M: 10n ** 6n, B: 10n ** 9n, G: 10n ** 9n, T: 10n ** 12n };
-  // iteragpu.core.numbers._NUMBER: ASCII digits, `_` only between two digits, no NaN or infinity.
+  // iteragpu.core.numbers' grammar: ASCII digits, `_` only between two digits, no NaN or
+  // infinity; `marks` are the decimal marks read (`.`, and `,` where the reader writes 13,04).
   var DIGITS = "[0-9](?:_?[0-9])*";
-  var NUMBER = new RegExp(
-    "^([+-])?(?:(" + DIGITS + ")(?:\\.(" + DIGITS + ")?)?|\\.(" + DIGITS + "))" +
-      "(?:[eE]([+-]?" + DIGITS + "))?$"
-  );
+  function numberPattern(marks) {
+    return new RegExp(
+      "^([+-])?(?:(" + DIGITS + ")(?:[" + marks + "](" + DIGITS + ")?)?|[" + marks + "](" +
+        DIGITS + "))(?:[eE]([+-]?" + DIGITS + "))?$"
+    );
+  }
+  var GRAMMARS = {
+    dot: { count: countPattern("."), number: numberPattern(".") },
+    comma: { count: countPattern(".,"), number: numberPattern(".,") },
+  };
+  // A mark after one to three leading digits (not a lone 0) and before exactly three may group
+  // thousands where a decimal comma is read: refused as ambiguous (1,234 or 1.500 in Indonesian).
+  var AMBIGUOUS_WHOLE = /^[1-9][0-9]{0,2}$/;
+  var AMBIGUOUS_FRACTION = /^[0-9]{3}$/;
   // Any decimal digit but 0-9 (Python's str.isdecimal()): refused, whatever the field.
   var NON_ASCII_DIGIT = /(?![0-9])\p{Nd}/u;
   // iteragpu.core.numbers.MAX_DIGITS and MAX_EXPONENT: every value lies within 10^-100 and 10^100.
@@ -131,15 +145,20 @@
     return { ok: true, value: value };
   }
 
-  /** iteragpu.core.numbers.parse_number: the exact value of a number of the shared grammar. */
-  function parseNumber(text) {
+  /**
+   * iteragpu.core.numbers.parse_number: the exact value of a number of the shared grammar;
+   * with `decimalComma` (parse_number's decimal_comma), `13,04` too.
+   */
+  function parseNumber(text, decimalComma) {
     text = String(text);
     if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
-    var match = NUMBER.exec(text.replace(STRIP, ""));
+    var grammar = decimalComma ? GRAMMARS.comma : GRAMMARS.dot;
+    var match = grammar.number.exec(text.replace(STRIP, ""));
     if (match === null) return fail("not_number");
-    var fraction = (match[3] !== undefined ? match[3] : match[4] !== undefined ? match[4] : "")
-      .replace(/_/g, "");
-    var digits = (match[2] !== undefined ? match[2] : "").replace(/_/g, "") + fraction;
+    var written = match[3] !== undefined ? match[3] : match[4] !== undefined ? match[4] : "";
+    var fraction = written.replace(/_/g, "");
+    var whole = match[2] !== undefined ? match[2] : "";
+    var digits = whole.replace(/_/g, "") + fraction;
     if (digits.length > MAX_DIGITS) return fail("too_many_digits");
     var exponentText = match[5] !== undefined ? match[5].replace(/_/g, "") : "0";
     // Compare the exponent's digits before BigInt(): a 5,000-digit exponent must not reach it.
@@ -149,6 +168,9 @@
       BigInt(exponentDigits || "0") > MAX_EXPONENT
     ) {
       return fail("exponent_out_of_range");
+    }
+    if (decimalComma && AMBIGUOUS_WHOLE.test(whole) && AMBIGUOUS_FRACTION.test(written)) {
+      return fail("ambiguous_separator");
     }
     var scale = BigInt(exponentText) - BigInt(fraction.length);
     var coefficient = BigInt(digits) * (match[1] === "-" ? -1n : 1n);
@@ -166,12 +188,12 @@
   }
 
   /** iteragpu.core.numbers.parse_count: a positive whole count, `7e9`, `7B`, `1.5B`, `70M`. */
-  function parseCount(text, maximum) {
+  function parseCount(text, maximum, decimalComma) {
     text = String(text);
     if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
-    var match = COUNT.exec(text);
+    var match = (decimalComma ? GRAMMARS.comma : GRAMMARS.dot).count.exec(text);
     if (match === null) return fail("not_count");
-    var parsed = parseNumber(match[1]);
+    var parsed = parseNumber(match[1], decimalComma);
     if (!parsed.ok) return parsed;
     var value = parsed.value;
     if (match[2] !== undefined) value = mul(value, rational(COUNT_SUFFIXES[match[2].toUpperCase()]));
@@ -182,17 +204,26 @@
   }
 
   /** iteragpu.core.numbers.parse_positive: bits, bytes per value. */
-  function parsePositive(text, maximum) {
-    var parsed = parseNumber(text);
+  function parsePositive(text, maximum, decimalComma) {
+    var parsed = parseNumber(text, decimalComma);
     if (!parsed.ok) return parsed;
     return parsed.value.n > 0n ? bounded(parsed, maximum) : fail("not_positive");
   }
 
   /** iteragpu.core.numbers.parse_non_negative: a reserve. */
-  function parseNonNegative(text, maximum) {
-    var parsed = parseNumber(text);
+  function parseNonNegative(text, maximum, decimalComma) {
+    var parsed = parseNumber(text, decimalComma);
     if (!parsed.ok) return parsed;
     return parsed.value.n >= 0n ? bounded(parsed, maximum) : fail("negative");
+  }
+
+  /**
+   * Whether the page's reader writes a decimal comma (`data.lang`'s decimal symbol, as Babel
+   * gives it): the numbers typed on that page may then use one (iteragpu.cli.language).
+   */
+  function readsDecimalComma(data) {
+    var symbols = data.lang && data.symbols ? data.symbols[data.lang] : undefined;
+    return symbols !== undefined && symbols.decimal === ",";
   }
 
   // ------------------------------------------------------------------------------------------
@@ -430,6 +461,7 @@
    */
   function compute(query, data) {
     var q = merge(query, data.defaults);
+    var decimalComma = readsDecimalComma(data);
     var values = {};
     var errors = [];
     FIELDS.forEach(function (entry) {
@@ -443,7 +475,7 @@
         values.window = null;
         return;
       }
-      var parsed = parse(q[key], LIMITS[key]);
+      var parsed = parse(q[key], LIMITS[key], decimalComma);
       if (parsed.ok) values[key] = parsed.value;
       else errors.push({ field: key, reason: parsed.reason });
     });
@@ -573,6 +605,10 @@
     this.messages = doc.getElementById("sizer-messages");
     this.quantizationNote = doc.getElementById("sizer-quantization-note");
     this.table = doc.getElementById("sizer-candidates");
+    // Each cell's column name, which the narrow-screen layout shows beside the value.
+    this.columnNames = Array.prototype.map.call(this.table.tHead.rows[0].cells, function (th) {
+      return th.textContent.trim();
+    });
     this.checklists = doc.querySelectorAll("[data-task-checklist]");
     this.outputs = ["weights-gib", "range-gib", "kv-bytes", "kv-gib"].map(function (id) {
       return doc.getElementById(id);
@@ -627,8 +663,10 @@
     var empty = this.results.getAttribute("data-empty") || "";
     Object.keys(this.fields).forEach(function (key) {
       self.fields[key].removeAttribute("aria-invalid");
+      self.fields[key].removeAttribute("aria-describedby");
     });
     this.preset.removeAttribute("aria-invalid");
+    this.preset.removeAttribute("aria-describedby");
     while (this.errorList.firstChild) this.errorList.removeChild(this.errorList.firstChild);
     var body = this.table.tBodies[0];
     while (body.firstChild) body.removeChild(body.firstChild);
@@ -647,8 +685,13 @@
         var el = error.field === "bits" && self.preset.value !== "custom"
           ? self.preset
           : self.fields[error.field];
-        if (el) el.setAttribute("aria-invalid", "true");
         var item = doc.createElement("li");
+        item.id = "sizer-error-" + error.field;
+        if (el) {
+          // The field names its error, which a screen reader reads with it.
+          el.setAttribute("aria-invalid", "true");
+          el.setAttribute("aria-describedby", item.id);
+        }
         item.setAttribute("data-field", error.field);
         item.setAttribute("data-reason", error.reason);
         item.textContent =
@@ -683,15 +726,21 @@
             ? self.message("data-text", "unknown")
             : formatNumber(c.declaredGib, 2, self.symbols),
         ],
-        ["cost", c.cost === null ? "" : formatNumber(c.cost, 2, self.symbols) + " " + c.currency],
+        [
+          "cost",
+          c.cost === null
+            ? self.message("data-text", "unknown") // price unknown, never 0
+            : formatNumber(c.cost, 2, self.symbols) + " " + c.currency,
+        ],
         ["memory", c.requirements.memory],
         ["package", c.requirements.package],
         ["overall", c.status],
         ["why", c.reasons.memory],
       ];
-      cells.forEach(function (cell) {
+      cells.forEach(function (cell, index) {
         var td = doc.createElement("td");
         td.setAttribute("data-column", cell[0]);
+        td.setAttribute("data-label", self.columnNames[index] || "");
         if (cell[0] === "memory" || cell[0] === "package" || cell[0] === "overall") {
           td.setAttribute("data-status", cell[1]);
           td.textContent = self.message("data-status", cell[1]);
@@ -769,6 +818,7 @@
     parseCount: parseCount,
     parsePositive: parsePositive,
     parseNonNegative: parseNonNegative,
+    readsDecimalComma: readsDecimalComma,
     weightsBytes: weightsBytes,
     gibToBytes: gibToBytes,
     gib: gib,

@@ -1,0 +1,405 @@
+"""A local model sized for a card: weights, KV cache per layer kind, reserve, and the total.
+
+`size_model(PATH, ...)` reads a Hugging Face model folder (`config.json`, plus its safetensors
+when present), a bare `config.json`, or a `.gguf` file, never the network, and returns a
+`ModelSizing`; `payload(sizing)` is its `--json` object. Weights come from the files when they
+exist (exact bytes per dtype), else from the parameter count of the config at `bits`/`dtype`.
+Every bad input raises a `ModelInputError` (an `InputError`) with a one-line message.
+
+The `--json` keys (stable): `parameters`, `weights_source`, `weights_bytes`,
+`kv_bytes_per_token` (one sequence, all layers, before windows), `kv_cache_bytes` (the asked
+tokens and sequences, after windows, under the stated cache semantics), `layers` (per kind and
+layout: counts, windows, tokens held), `total_bytes` (weights + KV + reserve); each byte figure
+is an integer under `*_bytes` (rounded up when a fractional byte per value makes it fractional;
+`*_bytes_exact` then holds the exact decimal), with `*_gb`/`*_gib` beside it as exact decimal
+text. A value that is not known is null. Beside them: `weights_formats` (per format and dtype:
+tensors, elements, bytes; null for weights from a config), `cache` (kind, static length, sliding
+layers), `kv_cache_decoding_bytes` (a dynamic cache while decoding), `mla_alternative` (the
+other MLA layout's figures, else null) and `caveats` (codes of `CAVEATS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Final
+
+from iteragpu.core.kv_cache import MAX_BYTES_PER_VALUE, MAX_SEQUENCES, MAX_TOKENS
+from iteragpu.core.numbers import exact_decimal_text, limit_text
+from iteragpu.core.units import ceil_bytes, from_unit, to_unit
+from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB, dense_weight_bytes
+from iteragpu.models import gguf as gguf_files
+from iteragpu.models import safetensors as safetensors_files
+from iteragpu.models.config import SLIDING, ModelConfig, load_config, parse_config
+from iteragpu.models.dtypes import dtype_bits, dtype_bytes
+from iteragpu.models.errors import ConfigError, ModelInputError
+from iteragpu.models.kv import (
+    MLA_LATENT,
+    MLA_PER_HEAD,
+    Cache,
+    CacheKind,
+    KVEstimate,
+    LayerGroup,
+    MlaLayout,
+    estimate_kv,
+    layer_layouts,
+)
+from iteragpu.models.parameters import count_parameters
+from iteragpu.models.tensors import INTEGER, WeightsInventory
+
+CONFIG_NAME: Final = "config.json"
+
+# Stable codes of what the figures leave out or assume (the CLI words them per language).
+CAVEATS: Final = {
+    "activations_not_counted": "activations, temporary buffers and the CUDA context are not "
+    "counted",
+    "cache_dynamic_prompt_peak": "dynamic cache: the KV figure is the peak right after the "
+    "whole context arrives as one prompt; sliding layers then hold every prompt token until "
+    "the first decoding step (kv_cache_decoding_bytes: while decoding)",
+    "cache_static_allocation": "static cache: the KV figure is the allocation, made up front",
+    "mla_latent": "MLA: the compressed latent is cached (Transformers 5.24, vLLM); "
+    "mla_alternative gives the per-head layout",
+    "mla_per_head": "MLA: keys and values are cached per head, expanded; mla_alternative gives "
+    "the compressed latent",
+    "weights_uniform_dtype": "weights from the config: every parameter at the same bits; "
+    "modules kept at another precision and quantization scales are not counted",
+    "quantized_checkpoint_from_config": "weights from the config of a quantized checkpoint "
+    "(quantization_method): the bits given apply to every parameter; its scales and the "
+    "modules it keeps in 16 bits are not counted; its weight files give the exact bytes",
+    "multimodal_encoder_not_counted": "weights from the config count the text decoder only: "
+    "the vision or audio encoder and the projector are not counted",
+    "mtp_layers_not_counted": "weights from the config: the multi-token-prediction layers that "
+    "checkpoints store are not counted",
+    "parameters_unknown_integer_tensors": "parameters unknown: integer tensors (packed "
+    "quantized weights) do not say how many values they hold",
+    "kv_quantization_overheads_not_counted": "quantized KV cache: its scales and the tokens a "
+    "quantized cache keeps at full precision are not counted",
+}
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The model's weights: from its files (an inventory) or from its config at `bits`."""
+
+    source: str  # "safetensors", "gguf" or "config"
+    parameters: int | None
+    byte_count: Fraction
+    bits: Fraction | None = None  # config only
+    inventory: WeightsInventory | None = None
+
+
+@dataclass(frozen=True)
+class ModelSizing:
+    """Everything `iteragpu model` states about one model."""
+
+    path: Path
+    config: ModelConfig
+    weights: Weights
+    kv: KVEstimate
+    mla_alternative: KVEstimate | None
+    reserve_gib: Fraction
+    caveats: tuple[str, ...]
+
+    @property
+    def reserve_bytes(self) -> Fraction:
+        return from_unit(self.reserve_gib, "GiB")
+
+    @property
+    def total_bytes(self) -> Fraction:
+        return self.weights.byte_count + self.kv.kv_cache_bytes + self.reserve_bytes
+
+
+def size_model(
+    path: Path | str,
+    *,
+    tokens: int,
+    sequences: int = 1,
+    kv_bytes_per_value: Fraction | int | None = None,
+    kv_dtype: str | None = None,
+    reserve_gib: Fraction | int = 0,
+    cache: CacheKind = "dynamic",
+    static_max_tokens: int | None = None,
+    bits: Fraction | int | None = None,
+    dtype: str | None = None,
+    mla_layout: MlaLayout = MLA_LATENT,
+) -> ModelSizing:
+    """Size the model at `path` for `tokens` tokens of context and `sequences` sequences.
+
+    `kv_bytes_per_value` or `kv_dtype` (default: the config's `dtype`) sets the cache's bytes
+    per value; `bits` or `dtype` (default: the config's `dtype`) sets the weights' when they
+    come from the config, and is refused when the weights come from files. `cache` is `dynamic`
+    (Transformers' default) or `static` (length `static_max_tokens`, default `tokens`).
+    """
+    path = Path(path)
+    _check_count("tokens", tokens, MAX_TOKENS)
+    _check_count("sequences", sequences, MAX_SEQUENCES)
+    reserve = Fraction(reserve_gib)
+    if not 0 <= reserve <= MAX_RESERVE_GIB:
+        raise ModelInputError(
+            "reserve must be between 0 and {maximum} GiB, got {value}",
+            "bad_reserve",
+            maximum=limit_text(MAX_RESERVE_GIB),
+            value=exact_decimal_text(reserve),
+        )
+    if static_max_tokens is not None:
+        _check_count("static max tokens", static_max_tokens, MAX_TOKENS)
+    cache_rules = Cache(cache, static_max_tokens)
+    if mla_layout not in (MLA_LATENT, MLA_PER_HEAD):
+        raise ModelInputError(
+            "unknown MLA layout {layout!r} (mla_latent or mla_per_head)",
+            "unknown_layout",
+            layout=str(mla_layout),
+        )
+
+    config, inventory = _read(path)
+    weights = _weights(config, inventory, bits, dtype)
+    per_value = _kv_bytes_per_value(config, kv_bytes_per_value, kv_dtype)
+    kv = estimate_kv(layer_layouts(config, mla_layout), tokens, per_value, sequences, cache_rules)
+    alternative = None
+    if config.mla is not None:
+        other: MlaLayout = MLA_PER_HEAD if mla_layout == MLA_LATENT else MLA_LATENT
+        layouts = layer_layouts(config, other)
+        alternative = estimate_kv(layouts, tokens, per_value, sequences, cache_rules)
+    caveats = _caveats(config, weights, kv, mla_layout)
+    return ModelSizing(path, config, weights, kv, alternative, reserve, caveats)
+
+
+def _check_count(what: str, value: int, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= maximum:
+        raise ModelInputError(
+            "{what} must be a whole number between 1 and {maximum}, got {value}",
+            "bad_count",
+            what=what,
+            maximum=limit_text(maximum),
+            value=str(value)[:40],
+        )
+
+
+def _read(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
+    """The config, and the weight files' inventory when there are weight files."""
+    if path.is_dir():
+        config_path = path / CONFIG_NAME
+        if not config_path.is_file():
+            raise ConfigError(
+                "{path}: no {name} in this folder",
+                "missing_config",
+                path=str(path),
+                name=CONFIG_NAME,
+            )
+        config = load_config(config_path)
+        found = safetensors_files.weight_files(path)
+        return config, None if found is None else safetensors_files.read_inventory(found)
+    if path.suffix.lower() == ".safetensors":
+        raise ModelInputError(
+            "{path}: give the model's folder (its config.json holds the attention layout), "
+            "not one of its .safetensors files",
+            "safetensors_path",
+            path=str(path),
+        )
+    if path.suffix.lower() == ".gguf":
+        reader = gguf_files.open_gguf(path)
+        inventory = gguf_files.read_inventory(path, reader)
+        return parse_config(gguf_files.config_from_metadata(path, reader), str(path)), inventory
+    if not path.exists():
+        raise ModelInputError("{path}: no such file or folder", "missing_path", path=str(path))
+    return load_config(path), None
+
+
+def _weights(
+    config: ModelConfig,
+    inventory: WeightsInventory | None,
+    bits: Fraction | int | None,
+    dtype: str | None,
+) -> Weights:
+    if bits is not None and dtype is not None:
+        raise ModelInputError("give --bits or --dtype, not both", "bits_and_dtype")
+    if inventory is not None:
+        if bits is not None or dtype is not None:
+            raise ModelInputError(
+                "--bits and --dtype apply to weights from a config: this model's weights are "
+                "read from its {source} files",
+                "bits_with_files",
+                source=inventory.source,
+            )
+        return Weights(
+            inventory.source,
+            inventory.parameters,
+            Fraction(inventory.total_bytes),
+            inventory=inventory,
+        )
+    if dtype is not None:
+        stored_bits = Fraction(dtype_bits(dtype, "--dtype"))
+    elif bits is not None:
+        stored_bits = Fraction(bits)
+        if not 0 < stored_bits <= MAX_BITS:
+            raise ModelInputError(
+                "bits must be above 0 and at most {maximum}, got {value}",
+                "bad_bits",
+                maximum=str(MAX_BITS),
+                value=exact_decimal_text(stored_bits),
+            )
+    elif config.dtype is not None:
+        stored_bits = Fraction(dtype_bits(config.dtype, "dtype (config.json)"))
+    else:
+        raise ModelInputError(
+            "no weight files and no dtype in the config: give --bits or --dtype", "no_bits"
+        )
+    parameters = count_parameters(config)
+    return Weights("config", parameters, dense_weight_bytes(parameters, stored_bits), stored_bits)
+
+
+def _kv_bytes_per_value(
+    config: ModelConfig, per_value: Fraction | int | None, kv_dtype: str | None
+) -> Fraction:
+    if per_value is not None and kv_dtype is not None:
+        raise ModelInputError(
+            "give --kv-bytes-per-value or --kv-dtype, not both", "kv_bytes_and_dtype"
+        )
+    if kv_dtype is not None:
+        return dtype_bytes(kv_dtype, "--kv-dtype")
+    if per_value is not None:
+        value = Fraction(per_value)
+        if not 0 < value <= MAX_BYTES_PER_VALUE:
+            raise ModelInputError(
+                "KV bytes per value must be above 0 and at most {maximum}, got {value}",
+                "bad_kv_bytes",
+                maximum=str(MAX_BYTES_PER_VALUE),
+                value=exact_decimal_text(value),
+            )
+        return value
+    if config.dtype is None:
+        raise ModelInputError(
+            "the config states no dtype: give --kv-dtype or --kv-bytes-per-value", "no_kv_dtype"
+        )
+    return dtype_bytes(config.dtype, "dtype (config.json)")
+
+
+def _caveats(
+    config: ModelConfig, weights: Weights, kv: KVEstimate, mla_layout: MlaLayout
+) -> tuple[str, ...]:
+    codes = ["activations_not_counted"]
+    codes.append(
+        "cache_dynamic_prompt_peak" if kv.cache.kind == "dynamic" else "cache_static_allocation"
+    )
+    if config.mla is not None:
+        codes.append(mla_layout)
+    if weights.source == "config":
+        codes.append("weights_uniform_dtype")
+        if config.quantization_method is not None:
+            codes.append("quantized_checkpoint_from_config")
+        if config.is_multimodal:
+            codes.append("multimodal_encoder_not_counted")
+        if config.mla is not None and config.mla.mtp_layers:
+            codes.append("mtp_layers_not_counted")
+    if weights.parameters is None:
+        codes.append("parameters_unknown_integer_tensors")
+    if kv.bytes_per_value < 2:
+        codes.append("kv_quantization_overheads_not_counted")
+    return tuple(codes)
+
+
+# ---------------------------------------------------------------------------------------------
+# The --json object
+# ---------------------------------------------------------------------------------------------
+
+
+def _byte_fields(name: str, byte_count: Fraction, *units: str) -> dict[str, Any]:
+    """`name_bytes` (whole bytes, rounded up), `name_bytes_exact`, and `name_<unit>` per unit
+    as exact decimal text: the convention of every `--json` object of the CLI."""
+    fields: dict[str, Any] = {
+        f"{name}_bytes": ceil_bytes(byte_count),
+        f"{name}_bytes_exact": exact_decimal_text(byte_count),
+    }
+    for unit in units:
+        fields[f"{name}_{unit.lower()}"] = exact_decimal_text(to_unit(byte_count, unit))
+    return fields
+
+
+def _per_token_fields(byte_count: Fraction) -> dict[str, Any]:
+    """`kv_bytes_per_token` (whole bytes, rounded up) and its exact decimal text."""
+    return {
+        "kv_bytes_per_token": ceil_bytes(byte_count),
+        "kv_bytes_per_token_exact": exact_decimal_text(byte_count),
+    }
+
+
+def _group_json(group: LayerGroup) -> dict[str, Any]:
+    layout = group.layout
+    return {
+        "kind": layout.kind,
+        "count": group.count,
+        "window": layout.window,
+        "layout": layout.layout,
+        "heads": layout.heads,
+        "key_dim": layout.key_dim,
+        "value_dim": layout.value_dim,
+        "values_per_token": layout.values_per_token,
+        **_per_token_fields(group.kv_bytes_per_token),
+        "tokens_held": group.held.peak,
+        "tokens_held_decoding": group.held.decoding,
+        "tokens_in_tensors_after_prompt": group.held.in_tensors_after_prompt,
+        **_byte_fields("kv_cache", group.kv_cache_bytes, "GiB"),
+    }
+
+
+def _kv_json(kv: KVEstimate) -> dict[str, Any]:
+    return {
+        **_per_token_fields(kv.kv_bytes_per_token),
+        **_byte_fields("kv_cache", kv.kv_cache_bytes, "GB", "GiB"),
+        **_byte_fields("kv_cache_decoding", kv.kv_cache_decoding_bytes, "GB", "GiB"),
+        "layers": [_group_json(group) for group in kv.groups],
+    }
+
+
+def _weights_json(weights: Weights) -> dict[str, Any]:
+    inventory = weights.inventory
+    formats = None
+    if inventory is not None:
+        formats = [
+            {
+                "format": g.format,
+                "dtype": g.dtype,
+                "tensors": g.tensors,
+                # A packed integer tensor's elements are containers, not values: not shown as such.
+                "elements": None if g.format == INTEGER else g.elements,
+                "stored_elements": g.elements,
+                "bytes": g.bytes,
+            }
+            for g in inventory.groups
+        ]
+    return {
+        "parameters": weights.parameters,
+        "weights_source": weights.source,
+        "weights_bits": None if weights.bits is None else exact_decimal_text(weights.bits),
+        **_byte_fields("weights", weights.byte_count, "GB", "GiB"),
+        "weights_files": None if inventory is None else list(inventory.files),
+        "weights_formats": formats,
+    }
+
+
+def payload(sizing: ModelSizing) -> dict[str, Any]:
+    """The `--json` object of `iteragpu model` (keys listed in this module's docstring)."""
+    config, kv = sizing.config, sizing.kv
+    alternative = sizing.mla_alternative
+    return {
+        "path": str(sizing.path),
+        "model_type": config.model_type,
+        "outer_model_type": config.outer_model_type,
+        "quantization_method": config.quantization_method,
+        **_weights_json(sizing.weights),
+        "tokens": kv.tokens,
+        "sequences": kv.sequences,
+        "kv_bytes_per_value": exact_decimal_text(kv.bytes_per_value),
+        "cache": {
+            "kind": kv.cache.kind,
+            "static_max_tokens": kv.cache.static_max_tokens,
+            "sliding_layers": sum(g.count for g in kv.groups if g.layout.kind == SLIDING),
+        },
+        **_kv_json(kv),
+        "mla_alternative": None if alternative is None else _kv_json(alternative),
+        "reserve_gib": exact_decimal_text(sizing.reserve_gib),
+        **_byte_fields("reserve", sizing.reserve_bytes),
+        **_byte_fields("total", sizing.total_bytes, "GB", "GiB"),
+        "caveats": list(sizing.caveats),
+    }

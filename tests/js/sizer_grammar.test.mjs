@@ -1,0 +1,96 @@
+// The sizer reads numbers in its reader's grammar, as iteragpu.core.numbers does: the dot
+// everywhere, and the decimal comma where the page's language writes one (Indonesian), a
+// separator that may group thousands (1,234 or 1.500 there) refused as ambiguous.
+//
+// Same inputs as sizer.test.mjs (`nox -s js` sets both):
+//   ITERAGPU_SIZER_VECTORS  python -m iteragpu.docs_tools.sizer_vectors
+//   ITERAGPU_SIZER_DATA     python docs/hooks.py --sizer-data
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const require = createRequire(import.meta.url);
+const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
+
+function readJson(variable) {
+  const path = process.env[variable];
+  if (!path) throw new Error(`${variable} is not set (see the header of this file, or run nox -s js)`);
+  return JSON.parse(readFileSync(path, "utf-8"));
+}
+
+const vectors = readJson("ITERAGPU_SIZER_VECTORS");
+const data = readJson("ITERAGPU_SIZER_DATA");
+
+// The language of the list whose decimal sign is a comma, and one whose sign is a dot.
+const commaLang = Object.keys(data.symbols).find((lang) => data.symbols[lang].decimal === ",");
+const dotLang = Object.keys(data.symbols).find((lang) => data.symbols[lang].decimal === ".");
+
+// The start of the Python message of each reason, after the field's name.
+const PYTHON_MESSAGES = {
+  not_count: "must be a positive whole number",
+  not_number: "must be a finite number",
+  not_whole: "must be a whole number",
+  not_positive: "must be positive",
+  negative: "cannot be negative",
+  too_large: "must be at most",
+  ambiguous_separator: "is ambiguous",
+};
+
+function got(result) {
+  if (!result.ok) return { ok: false, reason: result.reason };
+  const value = typeof result.value === "bigint" ? sizer.rational(result.value) : result.value;
+  return { ok: true, value: sizer.exact(value) };
+}
+
+test("every decimal-comma parse vector: the same value or reason as iteragpu.core.numbers", () => {
+  assert.ok(vectors.parse_decimal_comma.length >= 100);
+  const parsers = {
+    count: sizer.parseCount,
+    positive: sizer.parsePositive,
+    non_negative: sizer.parseNonNegative,
+  };
+  const reasons = new Set();
+  for (const vector of vectors.parse_decimal_comma) {
+    for (const [name, parse] of Object.entries(parsers)) {
+      const result = got(parse(vector.text, undefined, true));
+      assert.deepEqual(result, vector[name], `${name}(${JSON.stringify(vector.text)}, comma)`);
+      if (!result.ok) reasons.add(result.reason);
+    }
+  }
+  assert.ok(reasons.has("ambiguous_separator"), "no vector reaches the ambiguous separator");
+});
+
+test("the page reads its own language's grammar", () => {
+  assert.ok(commaLang && dotLang, "a comma language and a dot language in the list");
+  assert.equal(sizer.readsDecimalComma({ ...data, lang: commaLang }), true);
+  assert.equal(sizer.readsDecimalComma({ ...data, lang: dotLang }), false);
+  assert.equal(sizer.readsDecimalComma(data), false); // no page language: the dot only
+  const query = { bits: "4,5" };
+  assert.equal(sizer.compute(query, { ...data, lang: commaLang }).valid, true);
+  const dot = sizer.compute(query, { ...data, lang: dotLang });
+  assert.deepEqual([dot.valid, dot.reason], [false, "not_number"]);
+});
+
+for (const [index, { query, expected }] of vectors.cases_decimal_comma.entries()) {
+  test(`decimal-comma page, vector ${index}: ${JSON.stringify(query)}`, () => {
+    const result = sizer.compute(query, { ...data, lang: commaLang });
+    const described = sizer.describe(result, data.symbols);
+    assert.equal(described.valid, expected.valid, JSON.stringify(described));
+    if (expected.valid) {
+      assert.deepEqual(described, expected);
+      return;
+    }
+    const message = PYTHON_MESSAGES[described.reason];
+    assert.ok(
+      message !== undefined &&
+        expected.error.startsWith(`${described.field} `) &&
+        expected.error.includes(message),
+      `JS reports ${described.field}/${described.reason}, Python says ${expected.error}`
+    );
+  });
+}

@@ -1,0 +1,41 @@
+"""The sizes that matter here from published config.json files, shared by the model tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The keys of the published config.json files (sizes that matter here).
+LLAMA_3_8B: dict[str, Any] = {
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+}
+MISTRAL_7B_V01: dict[str, Any] = {
+    "model_type": "mistral",
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "vocab_size": 32000,
+    "sliding_window": 4096,
+    "torch_dtype": "bfloat16",
+}
+GEMMA_2_9B: dict[str, Any] = {
+    "model_type": "gemma2",
+    "num_hidden_layers": 42,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 256,
+    "hidden_size": 3584,
+    "intermediate_size": 14336,
+    "vocab_size": 256000,
+    "sliding_window": 4096,
+    "torch_dtype": "float32",
+}

@@ -1,0 +1,127 @@
+"""The GPU catalogue's schema: every fact has its source, a missing fact is null (never 0)."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+
+import pytest
+
+from iteragpu.core.units import bytes_per
+from iteragpu.gpus.catalog import catalog_text, load_catalog
+
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+CARD_KEYS = {
+    "id",
+    "name",
+    "device_names",
+    "nominal_memory_gb",
+    "nominal_memory_source",
+    "nominal_memory_reference",
+    "declared_memory_bytes",
+    "declared_memory_source",
+    "readings_not_bounds",
+    "packages",
+}
+# The cards of the sizing guide: their nominal figures and packages come from the guide.
+GUIDE_CARD_IDS = {"rtx-4090", "rtx-6000-ada"}
+
+
+def raw_cards() -> list[dict[str, object]]:
+    cards = json.loads(catalog_text())["cards"]
+    assert isinstance(cards, list)
+    return cards
+
+
+def test_every_card_states_every_key_and_no_zero_stands_for_unknown() -> None:
+    for card in raw_cards():
+        assert set(card) == CARD_KEYS, card["id"]
+        assert card["declared_memory_bytes"] != 0, card["id"]
+        assert card["nominal_memory_gb"] != 0, card["id"]
+
+
+def test_ids_names_and_device_names_are_unique() -> None:
+    cards = load_catalog()
+    assert len({c.id for c in cards}) == len(cards)
+    assert len({c.name.casefold() for c in cards}) == len(cards)
+    names = [" ".join(n.split()).casefold() for c in cards for n in c.device_names]
+    assert len(set(names)) == len(names)  # a reported name is one card model, never two
+
+
+def test_the_issue_s_cards_are_all_there() -> None:
+    assert [c.id for c in load_catalog()] == [
+        "t4",
+        "l4",
+        "a10",
+        "rtx-3090",
+        "rtx-4090",
+        "rtx-5090",
+        "rtx-6000-ada",
+        "l40s",
+        "a100-40gb",
+        "a100-80gb",
+        "h100-80gb",
+        "h200",
+        "mi300x",
+    ]
+
+
+@pytest.mark.parametrize("card", load_catalog(), ids=lambda c: c.id)
+def test_every_nominal_figure_has_its_source(card) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(card.nominal_memory_gb, int) and card.nominal_memory_gb > 0
+    assert card.nominal_memory_source.strip()
+    ref = card.nominal_reference
+    if card.id in GUIDE_CARD_IDS:
+        assert ref is None and "sizing guide" in card.nominal_memory_source
+        return
+    assert ref is not None, card.id
+    assert ref.url.startswith("https://") and ISO_DATE.fullmatch(ref.seen)
+    assert ref.kind in {"vendor", "secondary"}
+    assert str(card.nominal_memory_gb) in ref.states  # the quoted words state the figure
+
+
+@pytest.mark.parametrize("card", load_catalog(), ids=lambda c: c.id)
+def test_a_declared_capacity_is_null_or_has_a_complete_source(card) -> None:  # type: ignore[no-untyped-def]
+    d = card.declared
+    if d is None:
+        assert card.declared_memory_bytes is None
+        return
+    assert card.device_names, card.id  # a lab run on the card can be matched to it
+    assert d.bytes == d.reported * bytes_per(d.reported_unit)
+    assert d.resolution_bytes == bytes_per(d.reported_unit)  # the tool prints whole units
+    assert d.url.startswith("https://") and ISO_DATE.fullmatch(d.date)
+    assert d.tool and d.tool_version and d.note
+    assert card.nominal_memory_bytes is not None and d.bytes > card.nominal_memory_bytes
+
+
+@pytest.mark.parametrize("card", load_catalog(), ids=lambda c: c.id)
+def test_a_reading_that_is_no_bound_says_why_and_where(card) -> None:  # type: ignore[no-untyped-def]
+    for r in card.readings_not_bounds:
+        assert r.bytes == r.reported * bytes_per(r.reported_unit)
+        assert r.resolution_bytes == bytes_per(r.reported_unit)
+        assert r.why_not_a_bound in {"ecc_on", "ecc_unknown"}
+        assert r.url.startswith("https://") and r.note
+        assert r.date is None or ISO_DATE.fullmatch(r.date)
+
+
+def test_no_package_without_a_price_and_its_source() -> None:
+    for card in load_catalog():
+        for package in card.packages:
+            assert package.price > Decimal(0) and package.currency == "USD"
+            assert package.source.strip() and package.cards > 0 and package.days > 0
+    # Prices only where a source gives one: the guide's two packages, nothing else.
+    priced = {c.id for c in load_catalog() if c.packages}
+    assert priced == GUIDE_CARD_IDS
+
+
+def test_the_guide_s_two_cards_keep_their_facts_and_sources() -> None:
+    cards = {c.id: c for c in load_catalog()}
+    rtx_4090, rtx_6000 = cards["rtx-4090"], cards["rtx-6000-ada"]
+    assert (rtx_4090.nominal_memory_gb, rtx_6000.nominal_memory_gb) == (24, 48)
+    assert rtx_4090.declared is not None and rtx_6000.declared is not None
+    assert (rtx_4090.declared.reported, rtx_4090.declared.tool_version) == (24564, "550.163.01")
+    assert rtx_4090.declared.url == "https://github.com/RLinf/RLinf/issues/255"
+    assert (rtx_6000.declared.reported, rtx_6000.declared.date) == (49140, "2025-05-07")
+    assert [str(p.price) for p in rtx_4090.packages] == ["47.14"]
+    assert [str(p.price) for p in rtx_6000.packages] == ["55.71"]

@@ -1,0 +1,142 @@
+"""The GPU sheets are written from the catalogue: committed = generated, every figure checked,
+no avoided word, and the short list over the whole catalogue stays honest."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from iteragpu.cli.app import app
+from iteragpu.docs_tools import figure_check, glossary, gpu_sheets
+from iteragpu.gpus.catalog import load_catalog
+from iteragpu.gpus.shortlist import Status, shortlist
+from iteragpu.i18n.languages import CODES
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def test_committed_sheets_are_what_the_catalogue_generates() -> None:
+    assert gpu_sheets.main(["--check"]) == 0
+
+
+def test_check_fails_on_an_edited_sheet_and_on_a_sheet_of_no_card(tmp_path: Path) -> None:
+    for lang in CODES:
+        shutil.copytree(DOCS / lang / "docs" / "gpus", tmp_path / lang / "docs" / "gpus")
+    words, catalog = gpu_sheets.load_words(), load_catalog()
+    assert gpu_sheets.stale_sheets(tmp_path, words, catalog) == []
+    edited = tmp_path / "ko" / "docs" / "gpus" / "t4.md"
+    edited.write_text(edited.read_text("utf-8").replace("16", "17"), "utf-8")
+    orphan = tmp_path / "id" / "docs" / "gpus" / "v100.md"
+    orphan.write_text("# V100\n", "utf-8")
+    assert gpu_sheets.stale_sheets(tmp_path, words, catalog) == [edited, orphan]
+
+
+def test_bad_arguments_are_refused_with_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert gpu_sheets.main(["--writ"]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_a_word_missing_a_language_is_refused(tmp_path: Path) -> None:
+    text = gpu_sheets.WORDS.read_text("utf-8")
+    broken = tmp_path / "gpu_sheets.yml"
+    broken.write_text(re.sub(r"(?m)^  id: .*\n", "", text, count=1), "utf-8")
+    with pytest.raises(ValueError, match="has no 'id' text"):
+        gpu_sheets.load_words(broken)
+
+
+def test_every_sheet_passes_the_figure_check() -> None:
+    reports, failures = figure_check.check_tree(DOCS)
+    sheets = [r for r in reports if r.path.parent.name == "gpus"]
+    assert len(sheets) == len(load_catalog()) * len(CODES)
+    assert not failures
+    for report in sheets:
+        assert not report.failures, report.failures
+        assert report.verified > 0
+
+
+def test_the_words_state_no_number_outside_a_placeholder() -> None:
+    # A digit typed in a sentence would be a figure that no ledger entry accounts for.
+    words = gpu_sheets.load_words()
+    texts = [*words.texts.values(), *words.remarks.values()]
+    for entry in texts:
+        for lang in CODES:
+            for text in entry[lang] if isinstance(entry[lang], list) else [entry[lang]]:
+                prose = glossary.reader_text(re.sub(r"\{[a-z_]+\}", " ", text))
+                # As the figure checker reads numbers: not the 4 of "SXM4" (glued to a letter).
+                assert not re.search(r"(?<![A-Za-z0-9_.,])\d", prose), (lang, text)
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_sheets_use_no_avoided_variant(lang: str) -> None:
+    terms = glossary.load().terms
+    for card in load_catalog():
+        text = (DOCS / lang / "docs" / "gpus" / f"{card.id}.md").read_text("utf-8")
+        assert glossary.avoided(glossary.reader_text(text), lang, terms) == [], card.id
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_a_sheet_says_unknown_where_the_catalogue_has_null(lang: str) -> None:
+    words = gpu_sheets.load_words()
+    for card in load_catalog():
+        text = (DOCS / lang / "docs" / "gpus" / f"{card.id}.md").read_text("utf-8")
+        packages = text[text.index("{ #packages }") : text.index("{ #use-it }")]
+        if card.packages:
+            assert "USD" in packages
+        else:
+            none = words.texts["packages_none"][lang].replace("{zero}", "0")
+            assert none in packages and "USD" not in packages, card.id
+        if card.declared is None:
+            assert "(null)" in text, card.id
+        else:
+            assert card.declared.url in text and f"`{card.declared.date}`" in text
+        for reading in card.readings_not_bounds:
+            assert reading.url in text
+        if card.nominal_reference is not None:
+            assert card.nominal_reference.url in text
+            assert f"`{card.nominal_reference.seen}`" in text
+
+
+def test_the_nav_lists_every_sheet_in_catalogue_order() -> None:
+    nav = (DOCS.parent / "mkdocs.yml").read_text("utf-8")
+    listed = re.findall(r"^  - gpus/([a-z0-9-]+)\.md$", nav, re.MULTILINE)
+    assert listed == [card.id for card in load_catalog()]
+
+
+def test_short_list_over_the_whole_catalogue_ranks_no_unchecked_card() -> None:
+    by_id = {c.card.id: c for c in shortlist(Fraction(30), 3)}
+    assert set(by_id) == {card.id for card in load_catalog()}
+    excluded = {i for i, c in by_id.items() if c.status is Status.EXCLUDED}
+    # Only a declared capacity (plus its rounding) below the need excludes a card.
+    assert excluded == {"rtx-3090", "rtx-4090"}
+    for card_id, candidate in by_id.items():
+        assert candidate.rank is None, card_id  # no lab evidence: nothing is fit
+        if not candidate.card.packages:
+            assert candidate.cost is None, card_id  # price unknown, never 0
+    # A nominal figure below the need never excludes when the declared capacity is unknown.
+    for card_id in ("t4", "l4", "a10"):
+        (memory,) = [r for r in by_id[card_id].requirements if r.name == "memory"]
+        assert (memory.status, memory.reason) == (
+            Status.CHECK_NEEDED,
+            "above_nominal_declared_unknown",
+        )
+
+
+@pytest.mark.parametrize(("lang", "unknown"), [("ko", "알 수 없음"), ("id", "tidak diketahui")])
+def test_cli_short_list_shows_price_unknown_never_zero(lang: str, unknown: str) -> None:
+    result = runner.invoke(app, ["shortlist", "--need-gib", "19.04", "--days", "3", "--lang", lang])
+    assert result.exit_code == 0, result.output
+    cells = [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
+    rows = {row[1]: row for row in cells if len(row) > 5 and row[0] in {"-", "1", "2"}}
+    for card in load_catalog():
+        row = rows[card.name]  # rank, card, nominal, declared, margin, cost, ...
+        assert row[0] == "-", row  # no rank for a candidate to review
+        if card.packages:
+            assert row[5] not in {"", unknown}, row
+        else:
+            assert row[5] == unknown, row
