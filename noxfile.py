@@ -39,7 +39,9 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The figure checker, then pytest: unit, CLI, lab, snippet doctests, the wheel installed
     alone in a fresh venv (no torch, no site)."""
-    session.install("-e", ".[test]")
+    # The docs extra too: the site's build tools have unit tests here, and pytest imports every
+    # test module of tests/website before the markers deselect the ones that need a built site.
+    session.install("-e", ".[test,docs]")
     session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     # Transformers' tests run in `models`, with torch and transformers pinned.
     selection = "not torch and not transformers and not site and not browser"
