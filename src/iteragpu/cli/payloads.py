@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from iteragpu.core.numbers import exact_decimal_text
-from iteragpu.core.units import ceil_bytes, from_unit, gb, gib, to_unit
+from iteragpu.core.quantity import byte_fields
+from iteragpu.core.units import ceil_bytes, from_unit, gb, gib
 from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
@@ -27,26 +28,14 @@ if TYPE_CHECKING:
     from iteragpu.models.model import ModelSizing
 
 
-def _byte_fields(name: str, byte_count: Fraction, *units: str) -> dict[str, Any]:
-    """`name_bytes` (whole bytes, rounded up when the exact count is not whole),
-    `name_bytes_exact` (the exact count) and `name_<unit>` per unit, as exact decimal text."""
-    fields: dict[str, Any] = {
-        f"{name}_bytes": ceil_bytes(byte_count),
-        f"{name}_bytes_exact": exact_decimal_text(byte_count),
-    }
-    for unit in units:
-        fields[f"{name}_{unit.lower()}"] = exact_decimal_text(to_unit(byte_count, unit))
-    return fields
-
-
 def weights_json(e: WeightsEstimate) -> dict[str, Any]:
     return {
         "parameters": e.parameters,
         "bits": exact_decimal_text(e.bits),
-        **_byte_fields("weights", e.weights_bytes, "GB", "GiB"),
+        **byte_fields("weights", e.weights_bytes, "GB", "GiB"),
         "reserve_gib": exact_decimal_text(e.reserve_gib),
-        **_byte_fields("reserve", e.reserve_bytes),
-        **_byte_fields("total", e.total_bytes, "GB", "GiB"),
+        **byte_fields("reserve", e.reserve_bytes),
+        **byte_fields("total", e.total_bytes, "GB", "GiB"),
         "quantization_not_counted": e.quantization_not_counted,
     }
 
@@ -62,7 +51,7 @@ def kv_json(spec: KVCacheSpec) -> dict[str, Any]:
         "static_max_tokens": spec.static_max_tokens,
         "bytes_per_value": exact_decimal_text(spec.bytes_per_value),
         "sequences": spec.sequences,
-        **_byte_fields("kv_cache", spec.kv_cache_bytes, "GB", "GiB"),
+        **byte_fields("kv_cache", spec.kv_cache_bytes, "GB", "GiB"),
     }
 
 
@@ -160,7 +149,7 @@ def shortlist_json(
 ) -> dict[str, Any]:
     """`rank` is an integer only for candidates whose every requirement is fit, else null."""
     return {
-        **_byte_fields("need", from_unit(need_gib, "GiB"), "GiB"),
+        **byte_fields("need", from_unit(need_gib, "GiB"), "GiB"),
         "days": days,
         "cards": cards,
         "candidates": [_candidate_json(c) for c in candidates],
@@ -210,7 +199,7 @@ def report_json(result: LabResult, c: Comparison) -> dict[str, Any]:
             "parameters": c.parameters,
             "bits": exact_decimal_text(c.bits),
             "from_result": c.from_result,
-            **_byte_fields("estimated_weights", c.estimated_weights_exact_bytes, "GiB"),
+            **byte_fields("estimated_weights", c.estimated_weights_exact_bytes, "GiB"),
             "model_load_allocated_bytes": c.model_load_allocated_bytes,
             "model_load_allocated_gib": _gib_text(c.model_load_allocated_bytes),
             "difference_bytes": c.difference_bytes,

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
-from iteragpu.core.numbers import InputError, parse_number, shown
-from iteragpu.core.units import BIT_UNITS, BYTES_PER_UNIT, is_fraction_unit_name, unit_symbol
+from iteragpu.core.numbers import InputError, exact_decimal_text, parse_number, shown
+from iteragpu.core.units import (
+    BIT_UNITS,
+    BYTES_PER_UNIT,
+    ceil_bytes,
+    is_fraction_unit_name,
+    to_unit,
+    unit_symbol,
+)
 
 _UNIT_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_ ")
 _KNOWN_UNITS = "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, bit, kb, Mb, Gb, Tb"
@@ -131,3 +139,20 @@ def _split_quantity(text: str) -> tuple[str, str]:
     while start < len(text) and not text[start].isalpha():
         start += 1
     return text[:start].rstrip(), text[start:]
+
+
+def byte_fields(name: str, byte_count: Fraction, *units: str) -> dict[str, Any]:
+    """A quantity as every `--json` object states it: `name_bytes` (whole bytes, rounded up when
+    the exact count is not whole), `name_bytes_exact` (the exact count) and `name_<unit>` per
+    unit, as exact decimal text.
+
+    >>> byte_fields("weights", Fraction(14_000_000_000), "GiB")["weights_gib"]
+    '13.03851604461669921875'
+    """
+    fields: dict[str, Any] = {
+        f"{name}_bytes": ceil_bytes(byte_count),
+        f"{name}_bytes_exact": exact_decimal_text(byte_count),
+    }
+    for unit in units:
+        fields[f"{name}_{unit.lower()}"] = exact_decimal_text(to_unit(byte_count, unit))
+    return fields

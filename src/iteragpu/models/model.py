@@ -27,7 +27,8 @@ from typing import Any, Final
 
 from iteragpu.core.kv_cache import MAX_BYTES_PER_VALUE, MAX_SEQUENCES, MAX_TOKENS
 from iteragpu.core.numbers import exact_decimal_text, limit_text
-from iteragpu.core.units import ceil_bytes, from_unit, to_unit
+from iteragpu.core.quantity import byte_fields
+from iteragpu.core.units import ceil_bytes, from_unit
 from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB, dense_weight_bytes
 from iteragpu.models import gguf as gguf_files
 from iteragpu.models import safetensors as safetensors_files
@@ -304,18 +305,6 @@ def _caveats(
 # ---------------------------------------------------------------------------------------------
 
 
-def _byte_fields(name: str, byte_count: Fraction, *units: str) -> dict[str, Any]:
-    """`name_bytes` (whole bytes, rounded up), `name_bytes_exact`, and `name_<unit>` per unit
-    as exact decimal text: the convention of every `--json` object of the CLI."""
-    fields: dict[str, Any] = {
-        f"{name}_bytes": ceil_bytes(byte_count),
-        f"{name}_bytes_exact": exact_decimal_text(byte_count),
-    }
-    for unit in units:
-        fields[f"{name}_{unit.lower()}"] = exact_decimal_text(to_unit(byte_count, unit))
-    return fields
-
-
 def _per_token_fields(byte_count: Fraction) -> dict[str, Any]:
     """`kv_bytes_per_token` (whole bytes, rounded up) and its exact decimal text."""
     return {
@@ -339,15 +328,15 @@ def _group_json(group: LayerGroup) -> dict[str, Any]:
         "tokens_held": group.held.peak,
         "tokens_held_decoding": group.held.decoding,
         "tokens_in_tensors_after_prompt": group.held.in_tensors_after_prompt,
-        **_byte_fields("kv_cache", group.kv_cache_bytes, "GiB"),
+        **byte_fields("kv_cache", group.kv_cache_bytes, "GiB"),
     }
 
 
 def _kv_json(kv: KVEstimate) -> dict[str, Any]:
     return {
         **_per_token_fields(kv.kv_bytes_per_token),
-        **_byte_fields("kv_cache", kv.kv_cache_bytes, "GB", "GiB"),
-        **_byte_fields("kv_cache_decoding", kv.kv_cache_decoding_bytes, "GB", "GiB"),
+        **byte_fields("kv_cache", kv.kv_cache_bytes, "GB", "GiB"),
+        **byte_fields("kv_cache_decoding", kv.kv_cache_decoding_bytes, "GB", "GiB"),
         "layers": [_group_json(group) for group in kv.groups],
     }
 
@@ -372,7 +361,7 @@ def _weights_json(weights: Weights) -> dict[str, Any]:
         "parameters": weights.parameters,
         "weights_source": weights.source,
         "weights_bits": None if weights.bits is None else exact_decimal_text(weights.bits),
-        **_byte_fields("weights", weights.byte_count, "GB", "GiB"),
+        **byte_fields("weights", weights.byte_count, "GB", "GiB"),
         "weights_files": None if inventory is None else list(inventory.files),
         "weights_formats": formats,
     }
@@ -399,7 +388,7 @@ def payload(sizing: ModelSizing) -> dict[str, Any]:
         **_kv_json(kv),
         "mla_alternative": None if alternative is None else _kv_json(alternative),
         "reserve_gib": exact_decimal_text(sizing.reserve_gib),
-        **_byte_fields("reserve", sizing.reserve_bytes),
-        **_byte_fields("total", sizing.total_bytes, "GB", "GiB"),
+        **byte_fields("reserve", sizing.reserve_bytes),
+        **byte_fields("total", sizing.total_bytes, "GB", "GiB"),
         "caveats": list(sizing.caveats),
     }
