@@ -172,7 +172,8 @@ def bench(session: nox.Session) -> None:
     """Speed and size figures, as ratios: the site build against a plain Material build of the
     same pages; CLI start-up against `import typer`; reading a ~100 GB model's headers and the
     largest accepted lab result (each under 1 s); the browser sizer's recompute against one
-    frame (16 ms) and its script size (needs Chromium)."""
+    frame (16 ms) and its script size; the site search's index size per language and the time
+    from a keystroke to results (both need Chromium)."""
     session.install("-e", ".[docs,browser]")
     session.run("python", "benchmarks/site_build_bench.py", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("python", "benchmarks/cli_startup.py", *session.posargs)
@@ -180,6 +181,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/evidence_bench.py")
     _build_site(session)  # the sizer bench measures the pages this tree builds
     session.run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))
+    session.run("python", "benchmarks/search_bench.py", "--site-dir", str(SITE))
 
 
 if os.environ.get("CI"):

@@ -18,7 +18,13 @@
 - publishes the browser sizer (`src/iteragpu/web/sizer.js`) as `assets/sizer.js` and gives every
   page with `sizer: true` in its front matter the sizer's data: the catalog the CLI reads, the
   defaults and tasks of `iteragpu.docs_tools.sizer_vectors`, and Babel's number symbols per
-  language (`docs/overrides/main.html` embeds it as JSON next to the script).
+  language (`docs/overrides/main.html` embeds it as JSON next to the script);
+- publishes the results viewer (`src/iteragpu/web/results.js`) as `assets/results.js` and gives
+  the page with `results: true` its data (`iteragpu.docs_tools.results_page`: the lab's result
+  schema, the CLI's report messages, the example result) and Babel's number symbols;
+- writes the language's search file (`lunr.<search_lang>.min.js`: Korean morphemes, Indonesian
+  stems, the glossary's synonyms) from the search index Material wrote
+  (`iteragpu.docs_tools.site_search`).
 
 `python docs/hooks.py --sizer-data` prints that data (the node tests of the sizer read it).
 """
@@ -43,6 +49,7 @@ from mkdocs.structure.pages import Page
 from iteragpu.docs_tools.build_site import lab_downloads
 from iteragpu.docs_tools.lab_archive import ARCHIVE_NAME, notebook_name
 from iteragpu.docs_tools.notebook_page import notebook_markdown
+from iteragpu.docs_tools.site_search import SEPARATOR, write_language_file
 from iteragpu.i18n.languages import CODES, LANGUAGES, Language, language
 from iteragpu.i18n.numbers import format_number
 
@@ -64,6 +71,8 @@ CHROME_KEYS = frozenset(
     }
 )
 SIZER_SCRIPT_URL = "assets/sizer.js"
+# The results viewer; its page loads the sizer first (exact arithmetic, grammar, formatting).
+RESULTS_SCRIPT_URL = "assets/results.js"
 # A GPU sheet's page, by card id (the worked-examples registry uses the same place).
 GPU_SHEET = "gpus/{card_id}.md"
 
@@ -98,7 +107,9 @@ def on_startup(command: str, dirty: bool) -> None:
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     lang = _language_of(config)
     config.theme["language"] = lang.code
-    config.plugins["material/search"].config["lang"] = [lang.search_lang]
+    search = config.plugins["material/search"].config
+    search["lang"] = [lang.search_lang]
+    search["separator"] = SEPARATOR.pattern
     if config.site_url and not _serving:
         config.site_url = f"{config.site_url}{lang.code}/"
     chrome = _chrome_of(config)
@@ -159,6 +170,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     files.append(File.generated(config, LAB_README_PAGE, content=_lab_readme_page(readme, config)))
     sizer_script = resources.files("iteragpu").joinpath("web/sizer.js").read_bytes()
     files.append(DownloadFile.generated(config, SIZER_SCRIPT_URL, content=sizer_script))
+    results_script = resources.files("iteragpu").joinpath("web/results.js").read_bytes()
+    files.append(DownloadFile.generated(config, RESULTS_SCRIPT_URL, content=results_script))
     _build["files"] = files
     return files
 
@@ -253,6 +266,13 @@ def on_page_context(
     ]
     if page.meta.get("sizer"):
         context["sizer_data"] = _sizer_page_data(page)
+    if page.meta.get("results"):
+        from iteragpu.docs_tools.results_page import results_data
+
+        lang = _build["lang"]
+        context["results_data"] = _script_json(
+            {**results_data(lang), "symbols": number_symbols(lang)}
+        )
     return context
 
 
@@ -267,6 +287,13 @@ def on_template_context(
             for alternate in config.extra["alternate"]
         ]
     return context
+
+
+# After every plugin: Material's search plugin writes search/search_index.json in its own
+# on_post_build, and the language's search file is computed from it.
+@event_priority(-100)
+def on_post_build(config: MkDocsConfig) -> None:
+    write_language_file(_build["lang"], Path(config.site_dir))
 
 
 if __name__ == "__main__":

@@ -260,6 +260,14 @@ def model_refusals(tmp_path: Path) -> list[list[str]]:
     mamba = base / "mamba"
     if not mamba.exists():
         mamba = model_folder(base, {"model_type": "mamba", "num_hidden_layers": 2}, "mamba")
+    # A model_type that is not a string once raised TypeError (an unhashable set lookup), and
+    # a huge layer count was laid out layer by layer.
+    listed_type = base / "listed-type"
+    if not listed_type.exists():
+        listed_type = model_folder(base, {**LLAMA_3_8B, "model_type": ["llama"]}, "listed-type")
+    many_layers = base / "many-layers"
+    if not many_layers.exists():
+        many_layers = model_folder(base, {**LLAMA_3_8B, "num_hidden_layers": 10**12}, "many-layers")
     bad_json = base / "bad.json"
     bad_json.write_text("{", "utf-8")
     gguf = base / "wrong.gguf"
@@ -273,6 +281,8 @@ def model_refusals(tmp_path: Path) -> list[list[str]]:
         ["model", str(truncated), *tokens],
         ["model", str(too_long), *tokens],
         ["model", str(mamba), *tokens],
+        ["model", str(listed_type), *tokens],
+        ["model", str(many_layers), *tokens],
         ["model", str(gguf), *tokens],
         ["model", str(with_files), *tokens, "--bits", "4"],  # bits with weight files
         ["model", str(llama), "--tokens", "0"],

@@ -87,8 +87,8 @@ def _mutants(path: Path, want_literal: bool):
 @pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
 def test_changing_any_digit_of_a_computed_figure_fails(path: Path) -> None:
     mutants = list(_mutants(path, want_literal=False))
-    if not _doc(path).ledger:
-        pytest.skip("page states no figure")
+    if not any(not str(entry).startswith("lit.") for entry in _doc(path).ledger):
+        pytest.skip("page states no computed figure")
     assert mutants
     for description, text in mutants:
         report = check_page(_doc(path, text))

@@ -27,7 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"core"},  # reading local model files: arithmetic from the core only
     "cli": {"core", "gpus", "i18n", "examples", "models", "root"},
     "lab": set(),  # the standalone script: it runs alone, from the archive
-    "docs_tools": {"core", "gpus", "i18n", "examples", "lab", "root"},
+    # models: the sizer's config vectors are `iteragpu model`'s own answers (sizer_config_vectors)
+    "docs_tools": {"core", "gpus", "i18n", "examples", "models", "lab", "root"},
     "root": {"cli"},
 }
 

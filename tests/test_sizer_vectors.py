@@ -84,3 +84,67 @@ def test_generated_vectors_reach_every_edge_of_every_card() -> None:
     flags = {v["expected"]["quantization_not_counted"] for v in generated}
     assert flags == {True, False}
     assert generated_queries() == generated_queries()  # seeded: the same on every run
+
+
+def test_the_per_kind_kv_is_iteragpu_models_and_static_windows_keep_the_guides_formula() -> None:
+    from iteragpu.core.kv_cache import kv_cache_bytes
+
+    windowed = {"window": "4096", "tokens": "32768"}
+    static = expected(windowed)
+    assert static["kv_cache_bytes"] == str(kv_cache_bytes(32, 8, 128, 32768, 2, window=4096))
+    dynamic = expected({**windowed, "cache": "dynamic"})  # the prompt peak: every token held
+    assert dynamic["kv_cache_bytes"] == str(kv_cache_bytes(32, 8, 128, 32768, 2))
+    half = expected({**windowed, "windowed_layers": "16"})
+    assert [(g["kind"], g["count"], g["tokens_held"]) for g in half["kv_groups"]] == [
+        ("full_attention", 16, 32768),
+        ("sliding_attention", 16, 4096),
+    ]
+    assert Fraction(half["model_total_bytes"]) == Fraction(half["total_bytes"]) + Fraction(
+        half["kv_cache_bytes"]
+    )
+    mla = expected({"layers": "61", "kv_values": "576", "kv_heads": "x", "tokens": "1"})
+    assert mla["kv_bytes_per_token"] == str(61 * 576 * 2)
+    for query, reason in (
+        ({"windowed_layers": "4"}, "needs a window"),
+        ({"window": "1", "windowed_layers": "33"}, "cannot exceed layers"),
+        ({"cache": "paged"}, "dynamic or static"),
+    ):
+        result = expected(query)
+        assert not result["valid"] and reason in result["error"], query
+
+
+def test_config_vectors_are_size_models_answers_and_cover_each_rule() -> None:
+    from iteragpu.docs_tools.sizer_config_vectors import BAD_CONFIGS, CONFIGS, config_vectors
+
+    vectors = config_vectors()
+    names = {v["name"] for v in vectors}
+    assert {"gemma-2-9b", "llama-3-8b"} | set(CONFIGS) | set(BAD_CONFIGS) <= names
+    valid = [v for v in vectors if v["expected"]["valid"]]
+    refused = [v for v in vectors if not v["expected"]["valid"]]
+    assert {v["name"] for v in refused} == set(BAD_CONFIGS)  # each bad config is refused
+    reasons = {v["expected"]["reason"] for v in refused}
+    assert reasons >= {"config_not_json", "recurrent_state", "unknown_family", "bad_key"}
+    layouts = {g["layout"] for v in valid for g in v["expected"]["layers"]}
+    assert layouts == {"per_head", "mla_latent", "mla_per_head"}
+    kinds = {tuple(sorted(g["kind"] for g in v["expected"]["layers"])) for v in valid}
+    assert ("full_attention", "sliding_attention") in kinds
+    # The sizer's own query, filled as the page fills it, gives size_model's figures.
+    gemma = next(v for v in valid if v["name"] == "gemma-2-9b" and v["options"].get("cache"))
+    want = gemma["expected"]
+    query = {
+        "params": str(want["parameters"]),
+        "bits": want["weights_bits"],
+        "reserve_gib": gemma["options"].get("reserve_gib", "0"),
+        "layers": "42",
+        "kv_heads": "8",
+        "head_dim": "256",
+        "tokens": gemma["options"]["tokens"],
+        "sequences": gemma["options"].get("sequences", "1"),
+        "bytes_per_value": want["kv_bytes_per_value"],
+        "window": "4096",
+        "windowed_layers": "21",
+        "cache": gemma["options"]["cache"],
+    }
+    sized = expected(query)
+    assert sized["kv_cache_bytes"] == want["kv_cache_bytes"]
+    assert sized["model_total_bytes"] == want["total_bytes"]

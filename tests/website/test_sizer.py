@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -18,10 +19,18 @@ from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_s
 from iteragpu.cli.language import reads_decimal_comma
 from iteragpu.docs_tools.sizer_vectors import CASES, DEFAULT_QUERY, TASKS, expected, vectors
 from iteragpu.i18n.messages import MESSAGES
+from iteragpu.i18n.numbers import format_number
 
 from .conftest import LANGS, ROOT, SCREENSHOTS
 
-OUTPUT_IDS = ("weights-gib", "range-gib", "kv-bytes", "kv-gib")
+OUTPUT_IDS = (
+    "weights-gib",
+    "range-gib",
+    "kv-bytes",
+    "kv-gib",
+    "kv-bytes-per-token",
+    "model-total-gib",
+)
 SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"
 CATALOG = ROOT / "src" / "iteragpu" / "gpus" / "gpu_catalog.json"
 _DATA = re.compile(r'<script type="application/json" id="sizer-data">([^<]*)</script>')
@@ -38,6 +47,9 @@ PYTHON_MESSAGES = {
     "exponent_out_of_range": "has an exponent out of range",
     "too_large": "must be at most",
     "ambiguous_separator": "'[^']*' is ambiguous",
+    "window_needed": "needs a window",
+    "windowed_above_layers": "cannot exceed layers",
+    "unknown_cache": "must be dynamic or static",
 }
 VALID_CASES = [case for case in CASES if expected(case)["valid"]]
 INVALID_CASES = [case for case in CASES if not expected(case)["valid"]]
@@ -338,6 +350,8 @@ def test_an_invalid_input_shows_the_error_state(page: Any, base_url: str, lang: 
     for query in INVALID_CASES:
         _open(page, base_url, lang, query)
         fields = {key for key in query if key != "task"} or {"task"}
+        if "windowed_layers" in query:
+            fields -= {"window"}  # the cross-field error names the count of windowed layers
         _assert_error_state(page, fields)
         reasons = page.evaluate(
             "() => Array.from(document.querySelectorAll('#sizer-error-list li'),"
@@ -380,3 +394,186 @@ def test_screenshots_of_the_sizer(page: Any, base_url: str, lang: str) -> None:
     target = SCREENSHOTS / f"{lang}-sizer.png"
     page.screenshot(path=str(target), full_page=True)
     assert target.stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------------------------------------
+# config.json read in the page, against `iteragpu model CONFIG` (size_model)
+# ---------------------------------------------------------------------------------------------
+
+CONFIGS = ROOT / "snippets" / "models"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", ["gemma-2-9b", "llama-3-8b"])
+def test_a_pasted_config_fills_the_fields_with_iteragpu_models_figures(
+    page: Any, base_url: str, lang: str, name: str
+) -> None:
+    from iteragpu.models.model import size_model
+
+    config = CONFIGS / name / "config.json"
+    requests: list[tuple[str, str, str | None]] = []
+    _open(page, base_url, lang)
+    page.wait_for_load_state("networkidle")
+    page.on("request", lambda r: requests.append((r.method, r.url, r.post_data)))
+    page.select_option("#sizer-cache", "dynamic")
+    page.fill("#sizer-sequences", "4")
+    page.fill("#sizer-config-text", config.read_text("utf-8"))
+    assert page.locator("#sizer-config-status").get_attribute("data-state") == "ok"
+    query = _form_query(page)
+    sizing = size_model(
+        config,
+        tokens=int(query["tokens"]),
+        sequences=4,
+        reserve_gib=Fraction(query["reserve_gib"]),
+        cache="dynamic",
+    )
+    sliding = sum(g.count for g in sizing.kv.groups if g.layout.kind == "sliding_attention")
+    assert query["params"] == str(sizing.weights.parameters)
+    assert Fraction(query["bits"]) == sizing.weights.bits
+    assert Fraction(query["bytes_per_value"]) == sizing.kv.bytes_per_value
+    assert query["layers"] == str(sizing.config.layers)
+    assert (query["kv_heads"], query["head_dim"]) == tuple(
+        str(v) for v in (sizing.config.kv_heads, sizing.config.head_dim)
+    )
+    assert query["windowed_layers"] == (str(sliding) if sliding else "")
+    assert query["window"] == str(sizing.config.sliding_window or "")
+    # The page's figures are size_model's, in the page's number format.
+    want = expected(query)
+    assert want["valid"]
+    assert int(want["weights_bytes"]) == sizing.weights.byte_count
+    assert Fraction(want["kv_cache_bytes"]) == sizing.kv.kv_cache_bytes
+    assert Fraction(want["kv_bytes_per_token"]) == sizing.kv.kv_bytes_per_token
+    assert Fraction(want["model_total_bytes"]) == sizing.total_bytes
+    assert _figures(page) == want["text"][lang]
+    assert page.locator("#model-total-gib").inner_text() == format_number(
+        sizing.total_bytes / 2**30, 2, lang
+    )
+    kinds = page.evaluate(
+        """() => Array.from(document.querySelectorAll('#sizer-kv-kinds tbody tr'),
+            tr => [tr.dataset.kind, tr.querySelector('[data-column="count"]').textContent,
+                   tr.querySelector('[data-column="kv-bytes"]').textContent])"""
+    )
+    assert sorted(kinds) == sorted(
+        [g.layout.kind, format_number(g.count, 0, lang), format_number(g.kv_cache_bytes, 0, lang)]
+        for g in sizing.kv.groups
+    )
+    # Read in the page: nothing is sent (the browser may fetch the page's own files again).
+    for method, url, body in requests:
+        assert (method, body) == ("GET", None) and url.startswith(base_url), url
+        assert "model_type" not in url and "config" not in url, url
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_bad_config_says_why_in_one_line_and_keeps_the_form(
+    page: Any, base_url: str, lang: str
+) -> None:
+    _open(page, base_url, lang)
+    before = _form_query(page)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    reasons = {
+        "{not json": "config_not_json",
+        json.dumps({"model_type": "jamba", "num_hidden_layers": 4}): "recurrent_state",
+        json.dumps({"model_type": "llama", "num_hidden_layers": 4.0}): "bad_key",
+        "x" * (2**20 + 1): "config_too_large",
+    }
+    messages = _page_messages(page, "data-config-reason")
+    for text, reason in reasons.items():
+        page.fill("#sizer-config-text", text)
+        status = page.locator("#sizer-config-status")
+        assert status.get_attribute("data-state") == "error"
+        assert status.get_attribute("data-reason") == reason
+        shown = status.inner_text()
+        assert "\n" not in shown and shown
+        assert shown.split(":")[0] in messages[reason] or messages[reason].split("{")[0] in shown
+        assert not re.search(r"undefined|NaN|\{key\}|\{limit\}", shown)
+    assert _form_query(page) == before
+    assert errors == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The memory chart
+# ---------------------------------------------------------------------------------------------
+
+
+def _chart(page: Any) -> dict[str, Any]:
+    chart: dict[str, Any] = page.evaluate(
+        """() => ({
+            segments: Array.from(document.querySelectorAll('#memory-chart svg [data-segment]'),
+                el => [el.dataset.segment, el.dataset.bytes, el.getBoundingClientRect().width]),
+            marks: Array.from(document.querySelectorAll('#memory-chart svg [data-mark]'),
+                el => [el.dataset.cardId, el.dataset.mark]),
+            text: document.getElementById('memory-chart-text').innerText,
+        })"""
+    )
+    return chart
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_chart_stacks_the_need_and_marks_each_cards_capacities(
+    page: Any, base_url: str, lang: str
+) -> None:
+    catalog = json.loads(CATALOG.read_text("utf-8"))["cards"]
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        _open(page, base_url, lang, {"reserve_gib": "6"})
+        want = expected({"reserve_gib": "6"})
+        chart = _chart(page)
+        keys = [s[0] for s in chart["segments"]]
+        assert keys == ["weights", "reserve", "kv"]
+        reserve = int(want["total_bytes"]) - int(want["weights_bytes"])
+        assert [s[1] for s in chart["segments"]] == [
+            want["weights_bytes"],
+            str(reserve),
+            want["kv_cache_bytes"],
+        ]
+        assert all(s[2] > 0 for s in chart["segments"])
+        marks = sorted(chart["marks"])
+        # One mark per card for its nominal figure, one more where its declared capacity is known.
+        wanted = sorted(
+            [card["id"], kind]
+            for card in catalog
+            for kind in ("nominal", "declared")
+            if kind == "nominal" or card["declared_memory_bytes"] is not None
+        )
+        assert marks == wanted
+        # The text alternative: the same figures, in the page's number format.
+        text = chart["text"]
+        for key in ("weights-gib", "range-gib", "kv-gib", "model-total-gib"):
+            assert want["text"][lang][key] in text, key
+        unknown = _page_messages(page, "data-chart-text")["declared_unknown"]
+        lines = text.splitlines()
+        for card in catalog:
+            line = next(line for line in lines if line.startswith(card["name"] + ":"))
+            if card["declared_memory_bytes"] is None:
+                assert unknown in line
+            else:
+                declared = Fraction(card["declared_memory_bytes"], 2**30)
+                assert format_number(declared, 2, lang) + " GiB" in line
+        box = page.locator("#memory-chart svg").bounding_box()
+        assert box and box["width"] > 0 and box["height"] > 0
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#memory-chart").scroll_into_view_if_needed()
+        target = SCREENSHOTS / f"{lang}-sizer-chart-{width}.png"
+        page.locator("#memory-chart").screenshot(path=str(target))
+        assert target.stat().st_size > 5_000
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_input_redraws_the_chart_and_its_text(page: Any, base_url: str, lang: str) -> None:
+    _open(page, base_url, lang)
+    before = _chart(page)
+    page.fill("#sizer-params", "70e9")
+    after = _chart(page)
+    want = expected({"params": "70e9"})
+    assert after["segments"][0][1] == want["weights_bytes"] != before["segments"][0][1]
+    assert after["text"] != before["text"]
+    assert want["text"][lang]["weights-gib"] in after["text"]
+    page.fill("#sizer-params", "seven")
+    assert page.locator("#memory-chart").get_attribute("data-state") == "error"
+    assert page.locator("#memory-chart svg [data-segment]").count() == 0

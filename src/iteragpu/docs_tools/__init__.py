@@ -5,8 +5,10 @@
 the runtime), `pint_units` (pint, the units' independent check), `chromium` (how the tests
 and benchmarks launch the browser), `build_site` (every language of the site, in one process;
 needs the `docs` extra too), `notebook_page` (the lab notebook as a Markdown page), `code_font`
-(the site's code font, cut from D2Coding to the characters of its code) and `serve` (the built
-site over HTTP, as `nox -s serve` and the browser tests serve it). Nothing of the runtime
+(the site's code font, cut from D2Coding to the characters of its code), `serve` (the built
+site over HTTP, as `nox -s serve` and the browser tests serve it), `site_search` (each
+language's search file: Korean morphemes, Indonesian stems, the glossary's synonyms) and
+`search_check` (the readers' queries typed into the built site's search box). Nothing of the runtime
 package imports them.
 """
 

@@ -32,6 +32,10 @@ GENERATED_NOTE = (
     "# Written by `python -m iteragpu.docs_tools.gpu_sheets --write` from the catalogue and\n"
     "# docs/gpu_sheets.yml: edit those, not this page."
 )
+# Material's search weight of a sheet's sections: the thirteen sheets share their headings
+# (nominal capacity, packages), which would otherwise bury the guide that explains the concept;
+# a sheet still comes first for its card's name, in its title.
+SEARCH_BOOST = 0.2
 UNITS_EXAMPLE = "units-gb-gib"
 UNIT_KEYS = ("one_gb", "decimal_base", "gb_exponent", "one_gib", "binary_base", "gib_exponent")
 # A number in a card's name, read as the figure checker reads numbers: "4090" in "RTX 4090",
@@ -158,6 +162,7 @@ class Sheet:
             "---\n"
             f"{GENERATED_NOTE}\n"
             f"description: {_yaml_string(description)}\n"
+            f"search:\n  boost: {SEARCH_BOOST}\n"
             "figures:\n"
             + (f"  literals:\n{literals}" if literals else "")
             + (f"  ledger:\n{ledger}" if ledger else "  ledger: []\n")

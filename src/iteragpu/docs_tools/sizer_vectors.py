@@ -14,7 +14,6 @@ from random import Random
 from typing import Any
 
 from iteragpu.core import kv_cache, weights
-from iteragpu.core.kv_cache import KVCacheSpec
 from iteragpu.core.numbers import (
     MAX_DIGITS,
     MAX_EXPONENT,
@@ -25,10 +24,13 @@ from iteragpu.core.numbers import (
 )
 from iteragpu.core.units import gib
 from iteragpu.core.weights import estimate_weights
+from iteragpu.docs_tools.sizer_config_vectors import config_vectors
 from iteragpu.gpus.catalog import load_catalog
 from iteragpu.gpus.shortlist import Candidate, shortlist
 from iteragpu.i18n.languages import CODES
 from iteragpu.i18n.numbers import format_number
+from iteragpu.models.config import FULL, SLIDING
+from iteragpu.models.kv import CACHE_KINDS, PER_HEAD, Cache, KVEstimate, LayerLayout, estimate_kv
 
 # The sizer's defaults: the sizing guide's worked example and the measurement guide's KV cache.
 DEFAULT_QUERY = {
@@ -43,6 +45,14 @@ DEFAULT_QUERY = {
     "bytes_per_value": "2",
     "sequences": "1",
     "window": "",
+    # Per layer kind: how many of the layers use the window ("": all of them, when a window is
+    # given), and the cache's rules (static: the guide's min(tokens, window); dynamic: the
+    # prompt peak of Transformers' default cache, as `iteragpu model --cache dynamic`).
+    "windowed_layers": "",
+    "cache": "static",
+    # Values each layer caches per token, for a layout that is not per head (MLA); "": 2 x KV
+    # heads x head dimension.
+    "kv_values": "",
     "days": "3",
 }
 TASKS = ("inference", "training", "adaptation")
@@ -58,7 +68,11 @@ LIMITS: dict[str, int] = {
     "bytes_per_value": kv_cache.MAX_BYTES_PER_VALUE,
     "sequences": kv_cache.MAX_SEQUENCES,
     "window": kv_cache.MAX_TOKENS,
+    "windowed_layers": kv_cache.MAX_LAYERS,
+    "kv_values": 2 * kv_cache.MAX_KV_HEADS * kv_cache.MAX_HEAD_DIM,
 }
+# The layout of a layer whose values per token are given as one number (`kv_values`).
+VALUES_LAYOUT = "values"
 
 CASES: list[dict[str, str]] = [
     {},
@@ -102,6 +116,16 @@ CASES: list[dict[str, str]] = [
     {"bits": "1e-20000000"},
     {"reserve_gib": f"1e{MAX_EXPONENT + 1}"},
     {"params": "7__000"},
+    # Per layer kind: some layers windowed, under each cache's rules; values per token given.
+    {"window": "4096", "tokens": "32768", "windowed_layers": "16"},
+    {"window": "4096", "tokens": "32768", "windowed_layers": "16", "cache": "dynamic"},
+    {"window": "4096", "tokens": "1000", "cache": "dynamic"},
+    {"layers": "61", "kv_values": "576", "kv_heads": "x", "head_dim": "", "tokens": "4096"},
+    {"windowed_layers": "4"},
+    {"window": "4096", "windowed_layers": "33"},
+    {"cache": "paged"},
+    {"kv_values": "0"},
+    {"kv_values": "2000000001"},
 ]
 
 
@@ -120,36 +144,78 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
         estimate = estimate_weights(
             _count(q, "params", c), _positive(q, "bits", c), _non_negative(q, "reserve_gib", c)
         )
-        kv = KVCacheSpec(
-            layers=_count(q, "layers", c),
-            kv_heads=_count(q, "kv_heads", c),
-            head_dim=_count(q, "head_dim", c),
-            tokens=_count(q, "tokens", c),
-            bytes_per_value=_positive(q, "bytes_per_value", c),
-            sequences=_count(q, "sequences", c),
-            window=_count(q, "window", c) if q["window"] else None,
-        )
+        kv = _kv_estimate(q, c)
         days = _count(q, "days", c)
     except (InputError, ValueError) as error:
         return {"valid": False, "error": str(error)}
     candidates = shortlist(estimate.total_gib, days)
+    # `iteragpu model`'s total: weights, KV cache and reserve (the rough range leaves KV out).
+    model_total = estimate.total_bytes + kv.kv_cache_bytes
     return {
         "valid": True,
         "weights_bytes": _exact(estimate.weights_bytes),
         "total_bytes": _exact(estimate.total_bytes),
         "kv_cache_bytes": _exact(kv.kv_cache_bytes),
+        "kv_bytes_per_token": _exact(kv.kv_bytes_per_token),
+        "kv_groups": [
+            {
+                "kind": g.layout.kind,
+                "count": g.count,
+                "window": g.layout.window,
+                "tokens_held": g.held.peak,
+                "kv_cache_bytes": _exact(g.kv_cache_bytes),
+            }
+            for g in kv.groups
+        ],
+        "model_total_bytes": _exact(model_total),
         "quantization_not_counted": estimate.quantization_not_counted,
         "text": {
             lang: {
                 "weights-gib": format_number(estimate.weights_gib, 2, lang),
                 "range-gib": format_number(estimate.total_gib, 2, lang),
                 "kv-bytes": _bytes_text(kv.kv_cache_bytes, lang),
-                "kv-gib": format_number(kv.kv_cache_gib, 2, lang),
+                "kv-gib": format_number(gib(kv.kv_cache_bytes), 2, lang),
+                "kv-bytes-per-token": _bytes_text(kv.kv_bytes_per_token, lang),
+                "model-total-gib": format_number(gib(model_total), 2, lang),
             }
             for lang in CODES
         },
         "candidates": [_candidate(c) for c in candidates],
     }
+
+
+def _kv_estimate(q: dict[str, str], c: bool) -> KVEstimate:
+    """The KV cache per layer kind, with `iteragpu model`'s code (iteragpu.models.kv)."""
+    layers = _count(q, "layers", c)
+    if q["kv_values"]:
+        values = _count(q, "kv_values", c)
+        key_dim, value_dim, heads, layout = values, 0, 1, VALUES_LAYOUT
+    else:
+        heads, head_dim = _count(q, "kv_heads", c), _count(q, "head_dim", c)
+        key_dim, value_dim, layout = head_dim, head_dim, PER_HEAD
+    tokens = _count(q, "tokens", c)
+    per_value = _positive(q, "bytes_per_value", c)
+    sequences = _count(q, "sequences", c)
+    window = _count(q, "window", c) if q["window"] else None
+    windowed = _windowed_layers(q, c, layers, window)
+    if q["cache"] not in CACHE_KINDS:
+        raise InputError("cache must be dynamic or static", "unknown_cache")
+    full = LayerLayout(FULL, None, layout, heads, key_dim, value_dim)
+    sliding = LayerLayout(SLIDING, window, layout, heads, key_dim, value_dim)
+    layouts = [full] * (layers - windowed) + [sliding] * windowed
+    return estimate_kv(layouts, tokens, per_value, sequences, Cache(q["cache"]))  # type: ignore[arg-type]
+
+
+def _windowed_layers(q: dict[str, str], c: bool, layers: int, window: int | None) -> int:
+    """How many layers use the window: "" is every layer when a window is given, else none."""
+    if not q["windowed_layers"]:
+        return 0 if window is None else layers
+    windowed = _count(q, "windowed_layers", c)
+    if window is None:
+        raise InputError("windowed_layers needs a window", "window_needed")
+    if windowed > layers:
+        raise InputError("windowed_layers cannot exceed layers", "windowed_above_layers")
+    return windowed
 
 
 def _candidate(c: Candidate) -> dict[str, Any]:
@@ -312,6 +378,7 @@ def vectors() -> dict[str, Any]:
             {"query": query, "expected": expected(query, decimal_comma=True)}
             for query in COMMA_CASES
         ],
+        "model_configs": config_vectors(),
     }
 
 

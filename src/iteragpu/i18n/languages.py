@@ -21,14 +21,15 @@ class Language(NamedTuple):
     name: str
     """The language's own name, as the language switcher shows it."""
     search_lang: str
-    """lunr language of the site search (lunr has no Indonesian pack: `en`, no stemmer)."""
+    """The site search's language: Material's worker loads `lunr.<search_lang>.min.js`, which
+    iteragpu.docs_tools.site_search writes for the languages it has an analyzer for."""
     number_words: Mapping[str, int] = MappingProxyType({})
     """Words that multiply a figure written in prose (억, miliar), for the figure checker."""
 
 
 LANGUAGES: Final[tuple[Language, ...]] = (
     Language("ko", "한국어", "ko", {"억": 10**8, "만": 10**4}),
-    Language("id", "Bahasa Indonesia", "en", {"miliar": 10**9, "juta": 10**6}),
+    Language("id", "Bahasa Indonesia", "id", {"miliar": 10**9, "juta": 10**6}),
 )
 """Every language, the source language first (translations are checked against it)."""
 

@@ -210,6 +210,10 @@ def load_config(path: Path) -> ModelConfig:
     return parse_config(raw, str(path))
 
 
+MAX_LAYERS: Final = 100_000
+"""The most decoder layers a config may declare (sizer.js has the same bound)."""
+
+
 def parse_config(raw: Mapping[str, Any], where: str = "config.json") -> ModelConfig:
     """The decoder described by a config's JSON object (`where` names it in messages)."""
     outer_type = raw.get("model_type")
@@ -247,6 +251,16 @@ def _parse_decoder(
         )
     read = _Reader({**family.defaults, **text}, where)
     layers = read.positive("num_hidden_layers")
+    if layers > MAX_LAYERS:
+        # Each layer is laid out one by one below: a bound, far above any model, keeps an
+        # absurd count from exhausting memory.
+        raise ConfigError(
+            "{where}: num_hidden_layers must be at most 100000, got {value}",
+            "bad_key",
+            where=where,
+            key="num_hidden_layers",
+            value=str(layers),
+        )
     heads = read.positive("num_attention_heads")
     hidden = read.positive("hidden_size")
     kv_heads = read.optional_positive("num_key_value_heads") or heads
@@ -294,9 +308,11 @@ def _parse_decoder(
 
 def _refuse_state(config: Mapping[str, Any], where: str) -> None:
     model_type = config.get("model_type")
+    # A model_type that is not a string (a list, an object) names no family, stateful or not.
+    stateful = isinstance(model_type, str) and model_type in _STATE_FAMILIES
     keys = [key for key in _STATE_KEYS if key in config]
-    if model_type in _STATE_FAMILIES or keys:
-        what = f"model_type {model_type!r}" if model_type in _STATE_FAMILIES else keys[0]
+    if stateful or keys:
+        what = f"model_type {model_type!r}" if stateful else keys[0]
         raise UnsupportedModelError(
             "{where}: {what} means Mamba or linear-attention layers, whose recurrent state is "
             "not a KV cache: its size per layer kind is not known here, so nothing is guessed",

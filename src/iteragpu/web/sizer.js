@@ -253,6 +253,50 @@
     return mul(rational(count), spec.bytesPerValue);
   }
 
+  /**
+   * The KV cache per layer kind, as iteragpu.models.kv sizes it: full layers hold every token;
+   * windowed ones hold min(tokens, window) in a static cache, and every prompt token at a
+   * dynamic cache's peak (Transformers keeps the prompt's storage until the first decoding
+   * step). `values` are the parsed fields: `kv_values` (null: 2 x kv_heads x head_dim),
+   * `window` and `windowed_layers` (null: every layer when a window is given).
+   */
+  function kvByKind(values, cache) {
+    var perLayer = values.kv_values !== null && values.kv_values !== undefined
+      ? values.kv_values
+      : K_AND_V * values.kv_heads * values.head_dim;
+    var window = values.window === undefined ? null : values.window;
+    var windowed = window === null ? 0n
+      : values.windowed_layers === null || values.windowed_layers === undefined
+        ? values.layers
+        : values.windowed_layers;
+    var tokens = values.tokens;
+    var kinds = [
+      { kind: FULL, count: values.layers - windowed, window: null, held: tokens },
+      {
+        kind: SLIDING,
+        count: windowed,
+        window: window,
+        held: cache === "static" && window !== null && window < tokens ? window : tokens,
+      },
+    ];
+    var perValue = values.bytes_per_value;
+    var groups = [];
+    var total = rational(0n);
+    kinds.forEach(function (k) {
+      if (k.count === 0n) return;
+      var bytes = mul(rational(k.count * perLayer * k.held * values.sequences), perValue);
+      total = add(total, bytes);
+      groups.push({
+        kind: k.kind, count: k.count, window: k.window, tokensHeld: k.held, bytes: bytes,
+      });
+    });
+    return {
+      groups: groups,
+      bytes: total,
+      perToken: mul(rational(values.layers * perLayer), perValue),
+    };
+  }
+
   // ------------------------------------------------------------------------------------------
   // Rounding and formatting (iteragpu.core.numbers.round_half_up, iteragpu.i18n.numbers.format_number)
   // ------------------------------------------------------------------------------------------
@@ -411,6 +455,491 @@
   }
 
   // ------------------------------------------------------------------------------------------
+  // A model's config.json, read in the page (never sent anywhere), as iteragpu.models.config
+  // and iteragpu.models.parameters read it for `iteragpu model CONFIG`: each failure is a
+  // reason code (the Python error's `reason`) and the key it names, which the page words.
+  // ------------------------------------------------------------------------------------------
+
+  // Published configs are a few KiB; a pasted text beyond this is refused before it is read.
+  var CONFIG_MAX_CHARS = 1 << 20;
+  var FULL = "full_attention";
+  var SLIDING = "sliding_attention";
+  var LAYOUT_PER_HEAD = "per_head";
+  var MLA_LATENT = "mla_latent";
+  var MLA_PER_HEAD = "mla_per_head";
+  // A config's counts above this describe no model (iteragpu.models.config._Reader).
+  var CONFIG_MAX_VALUE = 1e12;
+  // The most decoder layers a config may declare (iteragpu.models.config.MAX_LAYERS).
+  var CONFIG_MAX_LAYERS = 100000n;
+
+  /** A plain object without a prototype: `__proto__` or `constructor` keys stay data. */
+  function record(base, extra) {
+    var out = Object.create(null);
+    [base, extra].forEach(function (source) {
+      if (source) Object.keys(source).forEach(function (key) {
+        out[key] = source[key];
+      });
+    });
+    return out;
+  }
+
+  function has(object, key) {
+    return Object.prototype.hasOwnProperty.call(object, key);
+  }
+
+  /** Python's dict.get: `fallback` (else null) only when the key is absent. */
+  function get(object, key, fallback) {
+    return has(object, key) ? object[key] : fallback === undefined ? null : fallback;
+  }
+
+  function isObject(value) {
+    return value !== null && typeof value === "object" && !Array.isArray(value) && !isFloat(value);
+  }
+
+  // Transformers 5.24's defaults per family, for the keys a saved config may omit.
+  var LLAMA = {
+    num_key_value_heads: null,
+    head_dim: null,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    mlp_bias: false,
+    sliding_window: null,
+  };
+  var QWEN2 = record(LLAMA, { use_sliding_window: false, sliding_window: 4096, max_window_layers: 28 });
+  var GEMMA = record(LLAMA, { num_key_value_heads: 16, head_dim: 256, tie_word_embeddings: true });
+  var DEEPSEEK = record(LLAMA, {
+    first_k_dense_replace: 0,
+    moe_layer_freq: 1,
+    kv_lora_rank: 512,
+    q_lora_rank: 1536,
+    qk_nope_head_dim: 128,
+    qk_rope_head_dim: 64,
+    v_head_dim: 128,
+    n_routed_experts: 64,
+    n_shared_experts: 2,
+    moe_intermediate_size: 1407,
+  });
+
+  function family(defaults, normsPerLayer, flags) {
+    flags = flags || {};
+    return {
+      defaults: record(defaults),
+      norms: BigInt(normsPerLayer || 2),
+      qkNorm: !!flags.qkNorm,
+      qkvBias: !!flags.qkvBias,
+      mla: !!flags.mla,
+    };
+  }
+
+  var FAMILIES = record({
+    llama: family(LLAMA),
+    mistral: family(record(LLAMA, { sliding_window: 4096 })),
+    qwen2: family(QWEN2, 2, { qkvBias: true }),
+    qwen3: family(record(QWEN2, { num_key_value_heads: 32, head_dim: 128 }), 2, { qkNorm: true }),
+    gemma: family(GEMMA),
+    gemma2: family(record(GEMMA, { num_key_value_heads: 8, sliding_window: 4096 }), 4),
+    gemma3_text: family(
+      record(GEMMA, { num_key_value_heads: 4, sliding_window: 4096 }), 4, { qkNorm: true }
+    ),
+    deepseek_v2: family(DEEPSEEK, 2, { mla: true }),
+    deepseek_v3: family(
+      record(DEEPSEEK, {
+        num_key_value_heads: 128,
+        first_k_dense_replace: 3,
+        n_routed_experts: 256,
+        n_shared_experts: 1,
+        moe_intermediate_size: 2048,
+      }),
+      2,
+      { mla: true }
+    ),
+  });
+  var TEXT_MODEL_TYPES = record({ gemma3: "gemma3_text", llava: "llama", mistral3: "mistral" });
+  // Families whose layers keep a recurrent state, not a KV cache: refused, never guessed.
+  var STATE_FAMILIES = [
+    "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "falcon_h1", "bamba",
+    "nemotron_h", "granitemoehybrid", "recurrent_gemma", "rwkv", "qwen3_next", "qwen3_5",
+    "qwen3_5_moe", "kimi_linear", "minimax", "lfm2", "plamo2", "xlstm",
+  ];
+  var STATE_KEYS = ["ssm_cfg", "mamba_d_state", "layers_block_type", "linear_attn_config"];
+  var DTYPE_BITS = record({
+    float64: 64, float32: 32, float16: 16, bfloat16: 16, float8_e4m3fn: 8, float8_e5m2: 8,
+    int8: 8, int4: 4,
+  });
+  var DTYPE_ALIASES = record({
+    fp64: "float64", fp32: "float32", fp16: "float16", half: "float16", bf16: "bfloat16",
+    fp8: "float8_e4m3fn", fp8_e4m3: "float8_e4m3fn", fp8_e5m2: "float8_e5m2",
+  });
+
+  // Python's json reads `6.0`, `1e3`, NaN and Infinity as floats, which no count accepts;
+  // JSON.parse reads `6.0` as 6. Such literals outside strings become a marker object first.
+  var FLOAT_KEY = "\u0000float";
+  var JSON_TOKEN = /"(?:[^"\\]|\\[\s\S])*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|-?Infinity|NaN/g;
+  var JSON_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+  var FLOAT_ZERO = /^-?0(?:\.0+)?(?:[eE][+-]?[0-9]+)?$/;
+
+  function isFloat(value) {
+    return value !== null && typeof value === "object" && has(value, FLOAT_KEY);
+  }
+
+  /** Python's truthiness of a JSON value. */
+  function truthy(value) {
+    if (isFloat(value)) return !FLOAT_ZERO.test(value[FLOAT_KEY]); // NaN is true, as in Python
+    if (Array.isArray(value)) return value.length > 0;
+    if (value !== null && typeof value === "object") return Object.keys(value).length > 0;
+    return !!value;
+  }
+
+  function ConfigFailure(reason, key) {
+    this.reason = reason;
+    this.key = key === undefined ? null : key;
+  }
+
+  function refuse(reason, key) {
+    throw new ConfigFailure(reason, key);
+  }
+
+  function readJson(text) {
+    var marked = text.replace(JSON_TOKEN, function (token) {
+      if (token.charAt(0) === '"' || JSON_INTEGER.test(token)) return token;
+      return "{" + JSON.stringify(FLOAT_KEY) + ":" + JSON.stringify(token) + "}";
+    });
+    try {
+      return JSON.parse(marked, function (key, value) {
+        // Objects without a prototype: a `__proto__` key stays a key.
+        return value !== null && typeof value === "object" && !Array.isArray(value)
+          ? record(value)
+          : value;
+      });
+    } catch (error) {
+      refuse("config_not_json");
+    }
+  }
+
+  /** Typed reads of a config's keys (iteragpu.models.config._Reader); counts are BigInt. */
+  function Reader(raw) {
+    this.raw = raw;
+  }
+
+  Reader.prototype.positive = function (key) {
+    var value = get(this.raw, key);
+    if (value === null) refuse("missing_key", key);
+    return this.positiveValue(key, value);
+  };
+
+  Reader.prototype.optionalPositive = function (key) {
+    var value = get(this.raw, key);
+    return value === null ? null : this.positiveValue(key, value);
+  };
+
+  Reader.prototype.nonNegative = function (key) {
+    return this.nonNegativeValue(key, get(this.raw, key));
+  };
+
+  Reader.prototype.positiveValue = function (key, value) {
+    var number = this.nonNegativeValue(key, value);
+    if (number === 0n) refuse("bad_key", key);
+    return number;
+  };
+
+  Reader.prototype.nonNegativeValue = function (key, value) {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) refuse("bad_key", key);
+    if (value > CONFIG_MAX_VALUE) refuse("bad_key", key);
+    return BigInt(value);
+  };
+
+  Reader.prototype.boolean = function (key) {
+    return this.booleanValue(key, get(this.raw, key, false));
+  };
+
+  Reader.prototype.booleanValue = function (key, value) {
+    if (value === null) return false;
+    if (typeof value !== "boolean") refuse("bad_key", key);
+    return value;
+  };
+
+  function refuseState(config) {
+    var modelType = get(config, "model_type");
+    var keys = STATE_KEYS.filter(function (key) {
+      return has(config, key);
+    });
+    var stateFamily = typeof modelType === "string" && STATE_FAMILIES.indexOf(modelType) >= 0;
+    if (stateFamily || keys.length > 0) refuse("recurrent_state", stateFamily ? modelType : keys[0]);
+  }
+
+  /** How many layers slide, and their window (iteragpu.models.config._layer_kinds). */
+  function layerKinds(read, modelType, layers) {
+    var qwen = modelType === "qwen2" || modelType === "qwen3";
+    var window = read.optionalPositive("sliding_window");
+    if (qwen && !read.boolean("use_sliding_window")) window = null;
+    var declared = get(read.raw, "layer_types");
+    var sliding;
+    var firstKind = null;
+    if (declared !== null) {
+      var names = Array.isArray(declared) && declared.every(function (k) {
+        return typeof k === "string";
+      });
+      if (!names || BigInt(declared.length) !== layers) refuse("bad_key", "layer_types");
+      var unknown = declared.filter(function (k) {
+        return k !== FULL && k !== SLIDING;
+      }).sort();
+      if (unknown.length > 0) refuse("unknown_layer_kind", unknown[0]);
+      sliding = BigInt(declared.filter(function (k) {
+        return k === SLIDING;
+      }).length);
+      firstKind = declared[0];
+    } else if (modelType === "gemma2") {
+      sliding = (layers + 1n) / 2n; // every even layer (0, 2, ...) slides
+    } else if (modelType === "gemma3_text") {
+      var pattern = read.positiveValue(
+        "sliding_window_pattern",
+        has(read.raw, "sliding_window_pattern")
+          ? read.raw.sliding_window_pattern
+          : get(read.raw, "_sliding_window_pattern", 6)
+      );
+      sliding = layers - layers / pattern; // layer i is global when (i + 1) % pattern == 0
+    } else if (qwen) {
+      var first = read.nonNegative("max_window_layers");
+      sliding = window !== null && layers > first ? layers - first : 0n;
+    } else {
+      sliding = window !== null ? layers : 0n;
+    }
+    if (sliding > 0n && window === null) refuse("no_window");
+    return { sliding: sliding, window: sliding > 0n ? window : null, firstKind: firstKind };
+  }
+
+  function readMla(read, text) {
+    var mtp = has(text, "num_nextn_predict_layers")
+      ? text.num_nextn_predict_layers
+      : get(text, "num_mtp_layers", 0);
+    return {
+      kvLoraRank: read.positive("kv_lora_rank"),
+      qLoraRank: read.optionalPositive("q_lora_rank"),
+      nope: read.positive("qk_nope_head_dim"),
+      rope: read.positive("qk_rope_head_dim"),
+      valueDim: read.positive("v_head_dim"),
+      routed: read.positive("n_routed_experts"),
+      shared: read.nonNegative("n_shared_experts"),
+      moeWidth: read.positive("moe_intermediate_size"),
+      firstDense: read.nonNegative("first_k_dense_replace"),
+      frequency: read.positive("moe_layer_freq"),
+      mtpLayers: read.nonNegativeValue("num_nextn_predict_layers", truthy(mtp) ? mtp : 0),
+    };
+  }
+
+  function parseDecoder(text, outer, outerType) {
+    var modelType = get(text, "model_type");
+    if (typeof modelType !== "string") refuse("no_model_type");
+    refuseState(text);
+    if (!has(FAMILIES, modelType)) refuse("unknown_family", modelType);
+    var fam = FAMILIES[modelType];
+    var read = new Reader(record(fam.defaults, text));
+    var layers = read.positive("num_hidden_layers");
+    if (layers > CONFIG_MAX_LAYERS) refuse("bad_key", "num_hidden_layers");
+    var heads = read.positive("num_attention_heads");
+    var hidden = read.positive("hidden_size");
+    var kvHeads = read.optionalPositive("num_key_value_heads") || heads;
+    if (heads % kvHeads !== 0n) refuse("bad_key", "num_key_value_heads");
+    var headDim = read.optionalPositive("head_dim") || hidden / heads;
+    if (headDim === 0n) refuse("bad_key", "hidden_size");
+    var kinds = layerKinds(read, modelType, layers);
+    var tie = has(outer, "tie_word_embeddings")
+      ? outer.tie_word_embeddings
+      : get(read.raw, "tie_word_embeddings");
+    var dtype = null;
+    [text, outer].some(function (c) {
+      return ["dtype", "torch_dtype"].some(function (key) {
+        if (truthy(get(c, key))) dtype = get(c, key);
+        return dtype !== null;
+      });
+    });
+    var quantization = truthy(get(outer, "quantization_config"))
+      ? get(outer, "quantization_config")
+      : get(text, "quantization_config");
+    var method = isObject(quantization) ? get(quantization, "quant_method") : null;
+    return {
+      modelType: modelType,
+      outerModelType: outerType,
+      family: fam,
+      layers: layers,
+      hidden: hidden,
+      heads: heads,
+      kvHeads: kvHeads,
+      headDim: headDim,
+      slidingLayers: kinds.sliding,
+      window: kinds.window,
+      firstKind: kinds.firstKind,
+      vocab: read.optionalPositive("vocab_size"),
+      intermediate: read.optionalPositive("intermediate_size"),
+      tied: read.booleanValue("tie_word_embeddings", tie),
+      attentionBias: read.boolean("attention_bias"),
+      mlpBias: read.boolean("mlp_bias"),
+      dtype: typeof dtype === "string" ? dtype : null,
+      quantizationMethod: typeof method === "string" ? method : null,
+      mla: fam.mla ? readMla(read, text) : null,
+    };
+  }
+
+  /** The decoder a config's object describes (iteragpu.models.config.parse_config). */
+  function parseConfig(raw) {
+    if (!isObject(raw)) refuse("config_not_object");
+    var outerType = get(raw, "model_type");
+    var text = get(raw, "text_config");
+    if (text === null) return parseDecoder(raw, raw, null);
+    if (!isObject(text)) refuse("bad_key", "text_config");
+    var textType = get(text, "model_type");
+    if (textType === null && typeof outerType === "string") {
+      textType = get(TEXT_MODEL_TYPES, outerType);
+    }
+    refuseState(raw);
+    var outer = outerType !== null ? String(outerType) : "multimodal";
+    return parseDecoder(record(text, { model_type: textType }), raw, outer);
+  }
+
+  /** Parameters of the decoder (iteragpu.models.parameters.count_parameters). */
+  function countParameters(c) {
+    if (c.vocab === null) refuse("missing_key", "vocab_size");
+    var hidden = c.hidden;
+    var embeddings = c.vocab * hidden;
+    var head = c.tied ? 0n : c.vocab * hidden;
+    var norms = c.family.norms * hidden;
+    var layers;
+    if (c.mla !== null) {
+      var m = c.mla;
+      var moe = 0n; // layers from first_k_dense_replace on, every moe_layer_freq-th
+      if (m.firstDense < c.layers) {
+        moe = (c.layers - 1n) / m.frequency - (m.firstDense + m.frequency - 1n) / m.frequency + 1n;
+      }
+      var dense = c.layers - moe;
+      if (dense > 0n && c.intermediate === null) refuse("missing_key", "intermediate_size");
+      var experts = (m.routed * 3n * hidden * m.moeWidth) + m.routed * hidden +
+        3n * hidden * m.moeWidth * m.shared;
+      layers = c.layers * (mlaAttention(c, m) + norms) + moe * experts +
+        (dense > 0n ? dense * mlp(c, c.intermediate) : 0n);
+    } else {
+      if (c.intermediate === null) refuse("missing_key", "intermediate_size");
+      layers = c.layers * (attention(c) + mlp(c, c.intermediate) + norms);
+    }
+    return embeddings + layers + hidden + head;
+  }
+
+  function attention(c) {
+    var q = c.heads * c.headDim;
+    var kv = c.kvHeads * c.headDim;
+    var total = c.hidden * (q + 2n * kv) + q * c.hidden;
+    if (c.family.qkvBias || c.attentionBias) total += q + 2n * kv;
+    if (c.attentionBias) total += c.hidden; // o_proj's bias
+    if (c.family.qkNorm) total += 2n * c.headDim;
+    return total;
+  }
+
+  function mlp(c, intermediate) {
+    var biases = c.mlpBias ? 2n * intermediate + c.hidden : 0n;
+    return 3n * c.hidden * intermediate + biases; // gate, up and down projections
+  }
+
+  function mlaAttention(c, m) {
+    var hidden = c.hidden;
+    var heads = c.heads;
+    var bias = c.attentionBias;
+    var qHead = m.nope + m.rope;
+    var query;
+    if (m.qLoraRank === null) {
+      query = hidden * heads * qHead;
+    } else {
+      var rank = m.qLoraRank;
+      query = hidden * rank + (bias ? rank : 0n) + rank + rank * heads * qHead;
+    }
+    var latent = m.kvLoraRank + m.rope;
+    var kv = hidden * latent + (bias ? latent : 0n) + m.kvLoraRank +
+      m.kvLoraRank * heads * (m.nope + m.valueDim);
+    return query + kv + heads * m.valueDim * hidden + (bias ? hidden : 0n);
+  }
+
+  /** Bits per value of a dtype name (iteragpu.models.dtypes.dtype_bits), or null. */
+  function dtypeBits(name) {
+    var key = name.replace(STRIP, "").toLowerCase();
+    if (key.indexOf("torch.") === 0) key = key.slice("torch.".length);
+    if (has(DTYPE_ALIASES, key)) key = DTYPE_ALIASES[key];
+    return has(DTYPE_BITS, key) ? BigInt(DTYPE_BITS[key]) : null;
+  }
+
+  /** Values one layer caches per token (iteragpu.models.kv.layer_layouts). */
+  function valuesPerToken(c, layout) {
+    if (c.mla === null) return K_AND_V * c.kvHeads * c.headDim;
+    if (layout === MLA_PER_HEAD) return c.heads * (c.mla.nope + c.mla.rope + c.mla.valueDim);
+    return c.mla.kvLoraRank + c.mla.rope;
+  }
+
+  /**
+   * Read a pasted config.json: {ok: true, config, parameters, query, notes} where `query` holds
+   * the sizer's fields it fills (bits and bytes per value only when it states a dtype), or
+   * {ok: false, reason, key}. `mlaLayout` is mla_latent (default) or mla_per_head.
+   */
+  function readConfig(text, mlaLayout) {
+    var layout = mlaLayout === MLA_PER_HEAD ? MLA_PER_HEAD : MLA_LATENT;
+    try {
+      text = String(text);
+      if (text.length > CONFIG_MAX_CHARS) refuse("config_too_large");
+      var config = parseConfig(readJson(text));
+      // The dtype is read before the parameters are counted, as size_model reads them.
+      var bits = null;
+      if (config.dtype !== null) {
+        bits = dtypeBits(config.dtype);
+        if (bits === null) refuse("unknown_dtype", "dtype");
+      }
+      var parameters = countParameters(config);
+      var query = {
+        params: parameters.toString(),
+        layers: config.layers.toString(),
+        window: config.window === null ? "" : config.window.toString(),
+        windowed_layers: config.slidingLayers > 0n ? config.slidingLayers.toString() : "",
+      };
+      if (config.mla === null) {
+        query.kv_heads = config.kvHeads.toString();
+        query.head_dim = config.headDim.toString();
+        query.kv_values = "";
+      } else {
+        query.kv_values = valuesPerToken(config, layout).toString();
+      }
+      if (bits !== null) {
+        query.bits = bits.toString();
+        query.bytes_per_value = exactDecimal(rational(bits, 8n));
+      }
+      var notes = [];
+      if (config.mla !== null) notes.push(layout);
+      if (config.quantizationMethod !== null) notes.push("quantized_checkpoint_from_config");
+      if (config.outerModelType !== null) notes.push("multimodal_encoder_not_counted");
+      if (config.mla !== null && config.mla.mtpLayers > 0n) notes.push("mtp_layers_not_counted");
+      if (config.dtype === null) notes.push("no_dtype");
+      return {
+        ok: true,
+        config: config,
+        layout: config.mla === null ? LAYOUT_PER_HEAD : layout,
+        parameters: parameters,
+        query: query,
+        notes: notes,
+      };
+    } catch (error) {
+      if (error instanceof ConfigFailure) return { ok: false, reason: error.reason, key: error.key };
+      throw error;
+    }
+  }
+
+  /** A terminating decimal's text (`0.5`, `2`): bytes per value as a field holds it. */
+  function exactDecimal(value) {
+    var whole = value.n / value.d;
+    var rest = value.n % value.d;
+    var digits = "";
+    while (rest !== 0n && digits.length < 60) {
+      rest *= 10n;
+      digits += (rest / value.d).toString();
+      rest %= value.d;
+    }
+    return whole.toString() + (digits ? "." + digits : "");
+  }
+
+  // ------------------------------------------------------------------------------------------
   // The whole sizing, as iteragpu.docs_tools.sizer_vectors.expected() computes it
   // ------------------------------------------------------------------------------------------
 
@@ -427,7 +956,10 @@
     bytes_per_value: 8n,
     sequences: 10n ** 6n,
     window: 10n ** 9n,
+    windowed_layers: 10n ** 4n,
+    kv_values: 2n * 10n ** 4n * 10n ** 5n,
   };
+  var CACHES = ["dynamic", "static"];
 
   var FIELDS = [
     ["task", null],
@@ -435,14 +967,19 @@
     ["bits", parsePositive],
     ["reserve_gib", parseNonNegative],
     ["layers", parseCount],
+    ["kv_values", parseCount],
     ["kv_heads", parseCount],
     ["head_dim", parseCount],
     ["tokens", parseCount],
     ["bytes_per_value", parsePositive],
     ["sequences", parseCount],
     ["window", parseCount],
+    ["windowed_layers", parseCount],
+    ["cache", null],
     ["days", parseCount],
   ];
+  // Fields that may stay empty: no window; every layer windowed; values from heads x dims.
+  var OPTIONAL = { window: true, windowed_layers: true, kv_values: true };
 
   /** The query over the defaults: missing keys take the default, unknown keys are ignored. */
   function merge(query, defaults) {
@@ -471,13 +1008,30 @@
         if (data.tasks.indexOf(q.task) < 0) errors.push({ field: key, reason: "unknown_task" });
         return;
       }
-      if (key === "window" && q.window === "") {
-        values.window = null;
+      if (key === "cache") {
+        if (CACHES.indexOf(q.cache) < 0) errors.push({ field: key, reason: "unknown_cache" });
+        return;
+      }
+      // Values per token given: the heads and their dimension are not read.
+      if ((key === "kv_heads" || key === "head_dim") && q.kv_values !== "") return;
+      if (OPTIONAL[key] && q[key] === "") {
+        values[key] = null;
         return;
       }
       var parsed = parse(q[key], LIMITS[key], decimalComma);
       if (parsed.ok) values[key] = parsed.value;
       else errors.push({ field: key, reason: parsed.reason });
+      if (key === "windowed_layers" && parsed.ok) {
+        // Checked where Python checks it, once the layers and the window are read.
+        var known = errors.every(function (e) {
+          return e.field !== "layers" && e.field !== "window";
+        });
+        if (known && values.window === null) {
+          errors.push({ field: key, reason: "window_needed" });
+        } else if (known && values.windowed_layers > values.layers) {
+          errors.push({ field: key, reason: "windowed_above_layers" });
+        }
+      }
     });
     if (errors.length > 0) {
       return {
@@ -490,15 +1044,7 @@
     }
     var weights = weightsBytes(values.params, values.bits);
     var total = add(weights, gibToBytes(values.reserve_gib));
-    var kv = kvCacheBytes({
-      layers: values.layers,
-      kvHeads: values.kv_heads,
-      headDim: values.head_dim,
-      tokens: values.tokens,
-      bytesPerValue: values.bytes_per_value,
-      sequences: values.sequences,
-      window: values.window,
-    });
+    var kv = kvByKind(values, q.cache);
     var catalog = data.cards || loadCatalog(data.catalog);
     return {
       valid: true,
@@ -506,10 +1052,15 @@
       task: q.task,
       weightsBytes: weights,
       totalBytes: total,
-      kvCacheBytes: kv,
+      reserveBytes: gibToBytes(values.reserve_gib),
+      kvCacheBytes: kv.bytes,
+      kvBytesPerToken: kv.perToken,
+      kvGroups: kv.groups,
+      // `iteragpu model`'s total: weights, KV cache and reserve (the rough range leaves KV out).
+      modelTotalBytes: add(total, kv.bytes),
       weightsGib: gib(weights),
       totalGib: gib(total),
-      kvCacheGib: gib(kv),
+      kvCacheGib: gib(kv.bytes),
       quantizationNotCounted: cmp(values.bits, QUANTIZED_BELOW_BITS) < 0,
       candidates: shortlist(catalog, total, values.days),
     };
@@ -522,7 +1073,14 @@
       "range-gib": formatNumber(result.totalGib, 2, symbols),
       "kv-bytes": formatBytes(result.kvCacheBytes, symbols),
       "kv-gib": formatNumber(result.kvCacheGib, 2, symbols),
+      "kv-bytes-per-token": formatBytes(result.kvBytesPerToken, symbols),
+      "model-total-gib": formatNumber(gib(result.modelTotalBytes), 2, symbols),
     };
+  }
+
+  /** A count (at most 10^9 here, so exact) as the JSON integer Python writes. */
+  function jsonInteger(value) {
+    return JSON.parse(value.toString());
   }
 
   /** A result in the shape of iteragpu.docs_tools.sizer_vectors.expected(), for every language given. */
@@ -540,6 +1098,17 @@
       weights_bytes: exact(result.weightsBytes),
       total_bytes: exact(result.totalBytes),
       kv_cache_bytes: exact(result.kvCacheBytes),
+      kv_bytes_per_token: exact(result.kvBytesPerToken),
+      kv_groups: result.kvGroups.map(function (g) {
+        return {
+          kind: g.kind,
+          count: jsonInteger(g.count),
+          window: g.window === null ? null : jsonInteger(g.window),
+          tokens_held: jsonInteger(g.tokensHeld),
+          kv_cache_bytes: exact(g.bytes),
+        };
+      }),
+      model_total_bytes: exact(result.modelTotalBytes),
       quantization_not_counted: result.quantizationNotCounted,
       text: text,
       candidates: result.candidates.map(function (c) {
@@ -562,10 +1131,83 @@
   }
 
   // ------------------------------------------------------------------------------------------
+  // The memory chart (#memory-chart): plain SVG drawn by this script. A charting library
+  // (Chart.js 4.5, uPlot 1.6) would add several times this file's bytes to the page and draw
+  // no better a single stacked bar with tick marks; benchmarks/sizer_bench.py prints the page's
+  // script bytes and the recompute-and-redraw time against one 16 ms frame.
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * What the chart draws for a valid result: the need stacked as weights, reserve, then the KV
+   * cache (drawn apart: the rough range leaves it out), and each card's nominal and declared
+   * capacity; exact bytes, which only the drawing rounds to pixels.
+   */
+  function chartModel(result, cards) {
+    var start = rational(0n);
+    var segments = [
+      ["weights", result.weightsBytes],
+      ["reserve", result.reserveBytes],
+      ["kv", result.kvCacheBytes],
+    ].map(function (entry) {
+      var segment = { key: entry[0], bytes: entry[1], start: start, end: add(start, entry[1]) };
+      start = segment.end;
+      return segment;
+    });
+    var top = start;
+    var marks = cards.map(function (card) {
+      [card.nominalBytes, card.declaredBytes].forEach(function (bytes) {
+        if (bytes !== null && cmp(bytes, top) > 0) top = bytes;
+      });
+      return {
+        id: card.id,
+        name: card.name,
+        nominalGb: card.nominalGb,
+        nominalBytes: card.nominalBytes,
+        declaredBytes: card.declaredBytes,
+      };
+    });
+    return { segments: segments, cards: marks, maxBytes: top };
+  }
+
+  /** GiB as a float, for pixels only. */
+  function gibFloat(bytes) {
+    return Number((bytes.n * 1000n) / (bytes.d * (1n << 30n))) / 1000;
+  }
+
+  /** A round step giving about five ticks up to `maximum`. */
+  function tickStep(maximum) {
+    var raw = maximum / 5;
+    var power = Math.pow(10, Math.floor(Math.log10(raw)));
+    var m = raw / power;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * power;
+  }
+
+  var SVG_NS = "http://www.w3.org/2000/svg";
+
+  function svg(doc, parent, name, attributes) {
+    var el = doc.createElementNS(SVG_NS, name);
+    Object.keys(attributes).forEach(function (key) {
+      el.setAttribute(key, String(attributes[key]));
+    });
+    parent.appendChild(el);
+    return el;
+  }
+
+  /** `template` with each {name} replaced. */
+  function fillTemplate(template, values) {
+    return template.replace(/\{([a-z_]+)\}/g, function (whole, name) {
+      return has(values, name) ? values[name] : whole;
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
   // DOM
   // ------------------------------------------------------------------------------------------
 
   var PRESET = "data-sizer-preset"; // the weight-format select: 16, 8, 4 or custom
+  var OUTPUT_IDS = [
+    "weights-gib", "range-gib", "kv-bytes", "kv-gib", "kv-bytes-per-token", "model-total-gib",
+  ];
 
   /** The query of a URL's search string, over the defaults. */
   function queryFromSearch(search, defaults) {
@@ -610,9 +1252,16 @@
       return th.textContent.trim();
     });
     this.checklists = doc.querySelectorAll("[data-task-checklist]");
-    this.outputs = ["weights-gib", "range-gib", "kv-bytes", "kv-gib"].map(function (id) {
+    this.outputs = OUTPUT_IDS.map(function (id) {
       return doc.getElementById(id);
-    });
+    }).filter(Boolean);
+    this.chart = doc.getElementById("memory-chart");
+    this.kvKinds = doc.getElementById("sizer-kv-kinds");
+    this.configText = doc.getElementById("sizer-config-text");
+    this.configFile = doc.getElementById("sizer-config-file");
+    this.configStatus = doc.getElementById("sizer-config-status");
+    this.mlaLayout = doc.getElementById("sizer-mla-layout");
+    this.mlaField = this.mlaLayout ? this.mlaLayout.closest("[data-sizer-mla]") : null;
   }
 
   Sizer.prototype.message = function (attribute, key) {
@@ -638,6 +1287,7 @@
     this.preset.value =
       query.bits !== "custom" && presets.indexOf(query.bits) >= 0 ? query.bits : "custom";
     this.showCustomBits();
+    this.syncLayoutFields();
   };
 
   Sizer.prototype.showCustomBits = function () {
@@ -701,6 +1351,8 @@
       this.errorBox.hidden = false;
       this.quantizationNote.hidden = true;
       this.results.setAttribute("data-state", "error");
+      this.renderKinds(result);
+      this.drawChart(result);
       return;
     }
 
@@ -711,6 +1363,8 @@
     this.errorBox.hidden = true;
     this.quantizationNote.hidden = !result.quantizationNotCounted;
     this.results.setAttribute("data-state", "ok");
+    this.renderKinds(result);
+    this.drawChart(result);
     var sheets = this.data.sheets || {};
     result.candidates.forEach(function (c) {
       var row = doc.createElement("tr");
@@ -761,9 +1415,276 @@
     });
   };
 
+  /** A text of the page's messages: `attribute`="key", with {name} fields filled. */
+  Sizer.prototype.words = function (attribute, key, values) {
+    return fillTemplate(this.message(attribute, key), values || {});
+  };
+
+  /** The chart and its text alternative, for a result (nothing drawn for an invalid one). */
+  Sizer.prototype.drawChart = function (result) {
+    var figure = this.chart;
+    if (!figure) return;
+    var doc = this.doc;
+    var plot = figure.querySelector("[data-chart-plot]");
+    var text = doc.getElementById("memory-chart-text");
+    while (plot.firstChild) plot.removeChild(plot.firstChild);
+    while (text.firstChild) text.removeChild(text.firstChild);
+    if (!result.valid) {
+      figure.setAttribute("data-state", "error");
+      text.textContent = this.results.getAttribute("data-empty") || "";
+      return;
+    }
+    figure.setAttribute("data-state", "ok");
+    var self = this;
+    var symbols = this.symbols;
+    var model = chartModel(result, this.data.cards);
+    var gibText = function (bytes) {
+      return formatNumber(gib(bytes), 2, symbols);
+    };
+
+    // Measured once (reading it forces a layout inside the input handler), again on resize.
+    if (!this.chartWidth) this.chartWidth = Math.max(280, Math.floor(plot.clientWidth || 640));
+    var width = this.chartWidth;
+    var labelWidth = Math.min(150, Math.round(width * 0.32));
+    var plotWidth = width - labelWidth - 18;
+    var rowHeight = 22;
+    var needHeight = 30;
+    var cardsTop = 8 + needHeight + 8;
+    var axisY = cardsTop + model.cards.length * rowHeight + 4;
+    var height = axisY + 38;
+    var maxGib = gibFloat(model.maxBytes) * 1.03;
+    var step = tickStep(maxGib);
+    var axisMax = Math.ceil(maxGib / step) * step;
+    var x = function (bytes) {
+      return labelWidth + (plotWidth * gibFloat(bytes)) / axisMax;
+    };
+    var root = svg(doc, plot, "svg", {
+      width: width,
+      height: height,
+      viewBox: "0 0 " + width + " " + height,
+      role: "img",
+      "aria-label": this.words("data-chart-text", "title"),
+      "aria-describedby": "memory-chart-text",
+    });
+    var defs = svg(doc, root, "defs", {});
+    var hatch = svg(doc, defs, "pattern", {
+      id: "memory-chart-kv-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse",
+      patternTransform: "rotate(45)",
+    });
+    svg(doc, hatch, "rect", { width: 6, height: 6, class: "sizer-chart-kv-ground" });
+    svg(doc, hatch, "line", { x1: 1, y1: 0, x2: 1, y2: 6, class: "sizer-chart-kv-hatch" });
+
+    // The axis in GiB: grid lines, ticks in the page's number format, the unit.
+    var decimals = step < 1 ? (step < 0.1 ? 2 : 1) : 0;
+    for (var i = 0; i * step <= axisMax * 1.0001; i += 1) {
+      var value = i * step;
+      var tx = labelWidth + (plotWidth * value) / axisMax;
+      svg(doc, root, "line", { x1: tx, x2: tx, y1: 6, y2: axisY, class: "sizer-chart-grid" });
+      var tick = svg(doc, root, "text", {
+        x: tx, y: axisY + 15, "text-anchor": "middle", class: "sizer-chart-tick",
+      });
+      var scaled = rational(BigInt(Math.round(value * 100)), 100n);
+      tick.textContent = formatNumber(scaled, decimals, symbols);
+    }
+    var unit = svg(doc, root, "text", {
+      x: labelWidth + plotWidth, y: axisY + 33, "text-anchor": "end", class: "sizer-chart-unit",
+    });
+    unit.textContent = this.words("data-chart-text", "axis");
+
+    // The need: weights, reserve, then the KV cache, hatched.
+    var needLabel = svg(doc, root, "text", {
+      x: labelWidth - 8, y: 8 + needHeight / 2 + 4, "text-anchor": "end",
+      class: "sizer-chart-label",
+    });
+    needLabel.textContent = this.words("data-chart-text", "need_label");
+    model.segments.forEach(function (segment) {
+      var rect = svg(doc, root, "rect", {
+        x: x(segment.start),
+        y: 12,
+        width: Math.max(0, x(segment.end) - x(segment.start)),
+        height: needHeight - 8,
+        class: "sizer-chart-" + segment.key,
+        "data-segment": segment.key,
+        "data-bytes": exact(segment.bytes),
+      });
+      svg(doc, rect, "title", {}).textContent =
+        self.words("data-chart-text", "segment_" + segment.key) + " " + gibText(segment.bytes) +
+        " GiB";
+    });
+    [["range", model.segments[1].end], ["kv", model.segments[2].end]].forEach(function (guide) {
+      var gx = x(guide[1]);
+      svg(doc, root, "line", {
+        x1: gx, x2: gx, y1: 10, y2: axisY, class: "sizer-chart-guide-" + guide[0],
+        "data-guide": guide[0],
+      });
+    });
+
+    // One row per card: its declared capacity (a bar, upper half) and its nominal figure read
+    // as decimal GB (a hollow triangle, lower half): neither is a bound.
+    var list = doc.createElement("ul");
+    model.cards.forEach(function (card, index) {
+      var top = cardsTop + index * rowHeight;
+      var label = svg(doc, root, "text", {
+        x: labelWidth - 8, y: top + rowHeight / 2 + 4, "text-anchor": "end",
+        class: "sizer-chart-label",
+      });
+      label.textContent = card.name;
+      var nominal = card.nominalBytes === null
+        ? self.words("data-chart-text", "nominal_unknown")
+        : self.words("data-chart-text", "nominal", {
+          gb: formatNumber(card.nominalGb, 0, symbols),
+          gib: gibText(card.nominalBytes),
+        });
+      var declared = card.declaredBytes === null
+        ? self.words("data-chart-text", "declared_unknown")
+        : self.words("data-chart-text", "declared", { gib: gibText(card.declaredBytes) });
+      var sentence = self.words("data-chart-text", "card", {
+        card: card.name, nominal: nominal, declared: declared,
+      });
+      if (card.declaredBytes !== null) {
+        var dx = x(card.declaredBytes);
+        var bar = svg(doc, root, "rect", {
+          x: dx - 1.5, y: top + 2, width: 3, height: rowHeight / 2 - 2,
+          class: "sizer-chart-declared", "data-mark": "declared", "data-card-id": card.id,
+        });
+        svg(doc, bar, "title", {}).textContent = sentence;
+      }
+      if (card.nominalBytes !== null) {
+        var nx = x(card.nominalBytes);
+        var y0 = top + rowHeight / 2 + 1;
+        var triangle = svg(doc, root, "path", {
+          d: "M" + nx + " " + y0 + "l-4.5 8h9z",
+          class: "sizer-chart-nominal", "data-mark": "nominal", "data-card-id": card.id,
+        });
+        svg(doc, triangle, "title", {}).textContent = sentence;
+      }
+      var item = doc.createElement("li");
+      item.setAttribute("data-card-id", card.id);
+      item.textContent = sentence;
+      list.appendChild(item);
+    });
+
+    var summary = doc.createElement("p");
+    summary.textContent = this.words("data-chart-text", "need", {
+      weights: gibText(result.weightsBytes),
+      reserve: gibText(result.reserveBytes),
+      range: gibText(result.totalBytes),
+      kv: gibText(result.kvCacheBytes),
+      total: gibText(result.modelTotalBytes),
+    });
+    text.appendChild(summary);
+    text.appendChild(list);
+  };
+
+  /** The KV cache per layer kind, one row each. */
+  Sizer.prototype.renderKinds = function (result) {
+    if (!this.kvKinds) return;
+    var body = this.kvKinds.tBodies[0];
+    while (body.firstChild) body.removeChild(body.firstChild);
+    if (!result.valid) return;
+    var self = this;
+    var doc = this.doc;
+    result.kvGroups.forEach(function (g) {
+      var row = doc.createElement("tr");
+      row.setAttribute("data-kind", g.kind);
+      [
+        ["kind", self.message("data-layer-kind", g.kind)],
+        ["count", formatNumber(rational(g.count), 0, self.symbols)],
+        [
+          "window",
+          g.window === null
+            ? self.message("data-text", "no_window")
+            : formatNumber(rational(g.window), 0, self.symbols),
+        ],
+        ["tokens-held", formatNumber(rational(g.tokensHeld), 0, self.symbols)],
+        ["kv-bytes", formatBytes(g.bytes, self.symbols)],
+      ].forEach(function (cell) {
+        var td = doc.createElement("td");
+        td.setAttribute("data-column", cell[0]);
+        td.textContent = cell[1];
+        row.appendChild(td);
+      });
+      body.appendChild(row);
+    });
+  };
+
+  /** Per-head fields are not read while values per token are given (an MLA config's). */
+  Sizer.prototype.syncLayoutFields = function () {
+    var given = this.fields.kv_values && this.fields.kv_values.value !== "";
+    ["kv_heads", "head_dim"].forEach(function (key) {
+      if (this.fields[key]) this.fields[key].disabled = given;
+    }, this);
+  };
+
+  /** Read a config's text and fill the form from it; a bad config leaves the form as it was. */
+  Sizer.prototype.loadConfig = function (text) {
+    var status = this.configStatus;
+    if (String(text).replace(STRIP, "") === "") {
+      status.textContent = "";
+      status.removeAttribute("data-state");
+      return null;
+    }
+    var layout = this.mlaLayout ? this.mlaLayout.value : MLA_LATENT;
+    var read = readConfig(text, layout);
+    status.removeAttribute("data-reason");
+    if (!read.ok) {
+      this.configFailure(read.reason, read.key);
+      return read;
+    }
+    var query = this.read();
+    Object.keys(read.query).forEach(function (key) {
+      query[key] = read.query[key];
+    });
+    this.fill(query);
+    if (this.mlaField) this.mlaField.hidden = read.config.mla === null;
+    this.update();
+    var c = read.config;
+    var self = this;
+    var lines = [
+      this.words("data-config-text", "summary", {
+        model_type: c.modelType,
+        parameters: formatNumber(rational(read.parameters), 0, this.symbols),
+        layers: formatNumber(rational(c.layers), 0, this.symbols),
+        windowed: formatNumber(rational(c.slidingLayers), 0, this.symbols),
+        layout: read.layout,
+      }),
+    ].concat(read.notes.map(function (note) {
+      return self.words("data-config-note", note);
+    }));
+    status.setAttribute("data-state", "ok");
+    status.textContent = lines.join(" ");
+    return read;
+  };
+
+  /** One line saying why the config was not read, in the page's words; the form is kept. */
+  Sizer.prototype.configFailure = function (reason, key) {
+    var status = this.configStatus;
+    status.setAttribute("data-state", "error");
+    status.setAttribute("data-reason", reason);
+    status.textContent = this.words("data-config-reason", reason, {
+      key: key === null ? "" : String(key),
+      limit: formatNumber(rational(BigInt(CONFIG_MAX_CHARS)), 0, this.symbols),
+    });
+  };
+
+  /** A dropped or chosen file: read here, as text, if it is not too large. */
+  Sizer.prototype.loadFile = function (file) {
+    var self = this;
+    if (!file) return;
+    if (file.size > CONFIG_MAX_CHARS) {
+      this.configFailure("config_too_large", null);
+      return;
+    }
+    file.text().then(function (text) {
+      self.configText.value = text;
+      self.loadConfig(text);
+    });
+  };
+
   /** Recompute from the form, show it, and keep the URL in step. */
   Sizer.prototype.update = function () {
     this.showCustomBits();
+    this.syncLayoutFields();
     var query = this.read();
     var result = compute(query, this.data);
     this.render(result);
@@ -795,6 +1716,40 @@
     sizer.form.addEventListener("submit", function (event) {
       event.preventDefault();
     });
+    if (sizer.configText) {
+      sizer.configText.addEventListener("input", function () {
+        sizer.loadConfig(sizer.configText.value);
+      });
+      // A file dropped on the text area is read here, in the page: nothing is uploaded.
+      sizer.configText.addEventListener("dragover", function (event) {
+        event.preventDefault();
+      });
+      sizer.configText.addEventListener("drop", function (event) {
+        event.preventDefault();
+        sizer.loadFile(event.dataTransfer && event.dataTransfer.files[0]);
+      });
+    }
+    if (sizer.configFile) {
+      sizer.configFile.addEventListener("change", function () {
+        sizer.loadFile(sizer.configFile.files[0]);
+      });
+    }
+    if (sizer.mlaLayout) {
+      sizer.mlaLayout.addEventListener("change", function () {
+        if (sizer.configText && sizer.configText.value) sizer.loadConfig(sizer.configText.value);
+      });
+    }
+    // The chart is drawn at the width it has: redrawn, once per frame at most, when that changes.
+    var pending = false;
+    win.addEventListener("resize", function () {
+      if (pending) return;
+      pending = true;
+      win.requestAnimationFrame(function () {
+        pending = false;
+        sizer.chartWidth = null;
+        sizer.drawChart(compute(sizer.read(), sizer.data));
+      });
+    });
     return sizer;
   }
 
@@ -823,6 +1778,11 @@
     gibToBytes: gibToBytes,
     gib: gib,
     kvCacheBytes: kvCacheBytes,
+    kvByKind: kvByKind,
+    readConfig: readConfig,
+    CONFIG_MAX_CHARS: CONFIG_MAX_CHARS,
+    chartModel: chartModel,
+    fillTemplate: fillTemplate,
     roundHalfUp: roundHalfUp,
     formatNumber: formatNumber,
     formatBytes: formatBytes,

@@ -1,0 +1,116 @@
+// The results viewer's pure functions on their own (no Python needed): the schema loads, the
+// example files pass, strict JSON and the schema's rules refuse what they should, a counter not
+// read stays null. Python pins the same functions to its verdicts and to `iteragpu report`:
+// tests/test_results_validator.py and tests/test_results_estimate.py.
+//
+//   node --test tests/js/
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const WEB = join(ROOT, "src", "iteragpu", "web");
+const require = createRequire(import.meta.url);
+const results = require(join(WEB, "results.js"));
+const rawSchema = JSON.parse(
+  readFileSync(join(ROOT, "src", "iteragpu", "lab", "result.schema.json"), "utf-8")
+);
+const schema = results.loadSchema(rawSchema);
+const encode = (text) => new TextEncoder().encode(text);
+const example = readFileSync(join(WEB, "results-example.ko.json"), "utf-8");
+
+test("both example files are valid results", () => {
+  for (const lang of ["ko", "id"]) {
+    const bytes = new Uint8Array(readFileSync(join(WEB, `results-example.${lang}.json`)));
+    const read = results.readResult(bytes, schema);
+    assert.equal(read.ok, true, JSON.stringify(read.problem));
+  }
+});
+
+test("integers are exact BigInts, beyond 2^53", () => {
+  const value = results.parseStrict('{"a": 18446744073709551615}');
+  assert.equal(value.get("a"), 2n ** 64n - 1n);
+});
+
+test("strict JSON refuses what Python's evidence reader refuses", () => {
+  const cases = {
+    '{"a": 1.0}': "fraction",
+    '{"a": 1e3}': "fraction",
+    '{"a": NaN}': "constant",
+    '{"a": -Infinity}': "constant",
+    '{"a": 18446744073709551616}': "beyond_64_bits",
+    '{"a": 1, "a": 2}': "duplicate_key",
+    '{"a": [1,]}': "not_json",
+    "{'a': 1}": "not_json",
+    '{"a": "\t"}': "not_json",
+    "": "not_json",
+  };
+  for (const [text, code] of Object.entries(cases)) {
+    assert.throws(() => results.parseStrict(text), (p) => p.code === code, text);
+  }
+  const deep = "[".repeat(17) + "]".repeat(17);
+  assert.throws(() => results.parseStrict(deep), (p) => p.code === "too_deep");
+  assert.doesNotThrow(() => results.parseStrict("[".repeat(16) + "]".repeat(16)));
+});
+
+test("bytes that are not UTF-8, or too many, are refused before parsing", () => {
+  const bad = new Uint8Array([0x7b, 0xff, 0x7d]);
+  assert.equal(results.readResult(bad, schema).problem.code, "not_utf8");
+  const big = new Uint8Array(results.MAX_BYTES + 1).fill(0x20);
+  assert.equal(results.readResult(big, schema).problem.code, "too_large");
+});
+
+test("a schema rule broken names where", () => {
+  const doc = JSON.parse(example);
+  doc.outcome.exit_code = 4; // an ok outcome must exit 0
+  const read = results.readResult(encode(JSON.stringify(doc)), schema);
+  assert.deepEqual(read.problem, {
+    code: "schema_rule",
+    where: "/outcome/exit_code",
+    rule: "const: 0",
+  });
+});
+
+test("a pattern's $ accepts a final newline, as Python's re does", () => {
+  const doc = JSON.parse(example);
+  doc.device = "cuda:0\n";
+  assert.equal(results.readResult(encode(JSON.stringify(doc)), schema).ok, true);
+  doc.device = "cuda:0\n\n";
+  assert.equal(results.readResult(encode(JSON.stringify(doc)), schema).ok, false);
+});
+
+test("a keyword the viewer does not check stops it", () => {
+  const changed = structuredClone(rawSchema);
+  changed.properties.device.maxLength = 10;
+  assert.throws(() => results.loadSchema(changed), /maxLength/);
+});
+
+test("a counter not read stays null in the comparison, never 0", () => {
+  const doc = JSON.parse(example);
+  doc.phases[0].end_allocated_bytes = null;
+  const read = results.readResult(encode(JSON.stringify(doc)), schema);
+  assert.equal(read.ok, true);
+  const c = results.compare(read.result, null, null);
+  assert.equal(c.modelLoadAllocatedBytes, null);
+  assert.equal(c.differenceBytes, null);
+  assert.equal(c.differenceShare, null);
+  assert.equal(c.modelLoadCachedBytes, null);
+});
+
+test("the chart's rows: one per phase, warm_forward's last repeat", () => {
+  const read = results.readResult(encode(example), schema);
+  const rows = results.phaseRows(read.result);
+  assert.deepEqual(rows.map((r) => r.phase), results.PHASES);
+  const last = read.result.phases.filter((p) => p.phase === "warm_forward").pop();
+  assert.equal(rows[4].record, last);
+});
+
+test("decimal places of exact values", () => {
+  assert.equal(results.decimalPlaces({ n: 9n, d: 2n }), 1);
+  assert.equal(results.decimalPlaces({ n: 1n, d: 1n << 30n }), 30);
+  assert.equal(results.decimalPlaces({ n: 1n, d: 3n }), null);
+});

@@ -1,0 +1,129 @@
+// The sizer's config.json reader against `iteragpu model CONFIG`'s answers.
+//
+//   python -m iteragpu.docs_tools.sizer_vectors > /tmp/vectors.json
+//   ITERAGPU_SIZER_VECTORS=/tmp/vectors.json ITERAGPU_SIZER_DATA=... node --test tests/js/
+//
+// Each vector (iteragpu.docs_tools.sizer_config_vectors) is a config's text, the options the CLI
+// was given and what size_model answered. Here the text is read by sizer.js, its fields fill a
+// query with the same options, and the sizer's figures must equal Python's: parameters, weights,
+// KV bytes per token, the KV cache per layer kind, the total. A refused config must be refused
+// for the same reason (and the same key, where Python names one).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const require = createRequire(import.meta.url);
+const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
+
+const path = process.env.ITERAGPU_SIZER_VECTORS;
+if (!path) throw new Error("ITERAGPU_SIZER_VECTORS is not set (see tests/js/sizer.test.mjs)");
+const vectors = JSON.parse(readFileSync(path, "utf-8"));
+const dataPath = process.env.ITERAGPU_SIZER_DATA;
+const data = dataPath
+  ? JSON.parse(readFileSync(dataPath, "utf-8"))
+  : { defaults: vectors.defaults, tasks: ["inference", "training", "adaptation"], cards: [] };
+if (!data.catalog) data.cards = [];
+
+// The caveats that depend on the config alone: the page states them beside the filled fields.
+const CONFIG_CAVEATS = [
+  "mla_latent",
+  "mla_per_head",
+  "quantized_checkpoint_from_config",
+  "multimodal_encoder_not_counted",
+  "mtp_layers_not_counted",
+];
+
+/** The sizer query a config fills, with `iteragpu model`'s options typed over it. */
+function queryOf(read, options) {
+  const query = { ...vectors.defaults, ...read.query };
+  query.tokens = options.tokens;
+  query.sequences = options.sequences ?? "1";
+  query.reserve_gib = options.reserve_gib ?? "0";
+  query.cache = options.cache ?? "dynamic";
+  if (options.kv_bytes_per_value !== undefined) query.bytes_per_value = options.kv_bytes_per_value;
+  if (options.bits !== undefined) query.bits = options.bits;
+  return query;
+}
+
+assert.ok(vectors.model_configs.length >= 60, "too few config vectors");
+
+for (const [index, vector] of vectors.model_configs.entries()) {
+  test(`config ${index}: ${vector.name} ${JSON.stringify(vector.options)}`, () => {
+    const want = vector.expected;
+    const read = sizer.readConfig(vector.text, vector.options.mla_layout);
+    if (!want.valid) {
+      assert.equal(read.ok, false, `JS read a config Python refuses: ${want.error}`);
+      assert.equal(read.reason, want.reason, want.error);
+      if (want.key !== null) assert.equal(read.key, want.key, want.error);
+      return;
+    }
+    assert.equal(read.ok, true, `${read.reason} ${read.key}`);
+    assert.equal(read.config.modelType, want.model_type);
+    assert.equal(read.parameters.toString(), String(want.parameters));
+    assert.equal(read.query.params, String(want.parameters));
+    const result = sizer.compute(queryOf(read, vector.options), data);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+    assert.equal(sizer.exact(result.weightsBytes), want.weights_bytes);
+    assert.equal(sizer.exact(result.kvBytesPerToken), want.kv_bytes_per_token);
+    assert.equal(sizer.exact(result.kvCacheBytes), want.kv_cache_bytes);
+    assert.equal(sizer.exact(result.modelTotalBytes), want.total_bytes);
+    const kinds = (groups) =>
+      groups
+        .map((g) => [g.kind, String(g.count), g.window === null ? null : String(g.window),
+          String(g.tokens_held ?? g.tokensHeld), typeof g.bytes === "object"
+            ? sizer.exact(g.bytes) : g.kv_cache_bytes])
+        .sort();
+    assert.deepEqual(kinds(result.kvGroups), kinds(want.layers));
+    for (const group of want.layers) assert.equal(group.layout, read.layout);
+    const notes = read.notes.filter((n) => CONFIG_CAVEATS.includes(n)).sort();
+    assert.deepEqual(notes, want.caveats.filter((c) => CONFIG_CAVEATS.includes(c)).sort());
+  });
+}
+
+test("a config beyond the size limit is refused before it is read", () => {
+  const text = `{"model_type": "llama", "pad": "${"x".repeat(sizer.CONFIG_MAX_CHARS)}"}`;
+  assert.deepEqual(sizer.readConfig(text), { ok: false, reason: "config_too_large", key: null });
+});
+
+test("keys named like Object's own members stay data", () => {
+  for (const text of [
+    '{"model_type": "constructor"}',
+    '{"model_type": "__proto__"}',
+    '{"__proto__": {"model_type": "llama"}}',
+    '{"model_type": "toString", "text_config": {"model_type": "hasOwnProperty"}}',
+  ]) {
+    const read = sizer.readConfig(text);
+    assert.equal(read.ok, false, text);
+    assert.ok(["unknown_family", "no_model_type"].includes(read.reason), text);
+  }
+});
+
+test("every bad text ends in a reason, never an exception", () => {
+  const base = vectors.model_configs.find((v) => v.expected.valid).text;
+  for (let cut = 0; cut < base.length; cut += 7) {
+    const read = sizer.readConfig(base.slice(0, cut) + base.slice(cut + 3));
+    assert.equal(typeof read.ok, "boolean");
+    if (!read.ok) assert.equal(typeof read.reason, "string");
+  }
+});
+
+test("the chart stacks weights, reserve and KV and marks each card's capacities", () => {
+  if (!data.catalog) return;
+  const result = sizer.compute({ reserve_gib: "6" }, data);
+  const cards = sizer.loadCatalog(data.catalog);
+  const model = sizer.chartModel(result, cards);
+  assert.deepEqual(model.segments.map((s) => s.key), ["weights", "reserve", "kv"]);
+  assert.equal(sizer.exact(model.segments[2].end), sizer.exact(result.modelTotalBytes));
+  assert.equal(sizer.exact(model.segments[1].end), sizer.exact(result.totalBytes));
+  assert.equal(model.cards.length, cards.length);
+  const unknown = model.cards.filter((c) => c.declaredBytes === null);
+  assert.ok(unknown.length > 0, "the catalogue has cards without a declared capacity");
+  assert.equal(
+    sizer.fillTemplate("{card}: {nominal}, {x}", { card: "A", nominal: "B" }), "A: B, {x}"
+  );
+});
