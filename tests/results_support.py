@@ -25,7 +25,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "lab")]
 
-from lab_support import SimulatedBackend, fake_factory, make_clock  # noqa: E402
+from lab_support import (  # noqa: E402
+    SimulatedBackend,
+    fake_factory,
+    make_clock,
+    unreadable_reserved,
+)
 
 from iteragpu.docs_tools.results_page import EXAMPLE_DEVICE, example_path  # noqa: E402
 from iteragpu.i18n.languages import CODES  # noqa: E402
@@ -67,12 +72,6 @@ def _with_device(factory: Callable[[Any], Any], name: str) -> Callable[[Any], An
     return build
 
 
-def _unreadable_reserved(args: Any) -> Any:
-    backend = fake_factory()(args)
-    backend.source.failures["memory_reserved"] = RuntimeError("no reserved counter")
-    return backend
-
-
 def synthetic_result(folder: Path, kind: str, lang: str = "ko") -> Path:
     """A result the lab writes on a fake backend: `simulated` (ok), `oom` (cold_forward runs out
     of memory), `nulls` (reserved never read) or `example` (the page's example, before the
@@ -81,7 +80,7 @@ def synthetic_result(folder: Path, kind: str, lang: str = "ko") -> Path:
     factories = {
         "simulated": _with_device(SimulatedBackend, name),
         "oom": _with_device(fake_factory(fail_on_forward=1), name),
-        "nulls": _with_device(_unreadable_reserved, name),
+        "nulls": _with_device(unreadable_reserved, name),
         "example": _with_device(SimulatedBackend, EXAMPLE_DEVICE[lang]),
     }
     out = folder / f"synthetic-{kind}.{lang}.json"

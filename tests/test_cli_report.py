@@ -18,6 +18,7 @@ from lab_support import (
     SimulatedBackend,
     fake_factory,
     make_clock,
+    unreadable_reserved,
     validation_argv,
 )
 from typer.testing import CliRunner
@@ -67,18 +68,12 @@ def _with_device(factory: Callable[[Any], Any], device: bool = True) -> Callable
     return build
 
 
-def _unreadable_reserved(args: Any) -> Any:
-    backend = fake_factory()(args)
-    backend.source.failures["memory_reserved"] = RuntimeError("no reserved counter")
-    return backend
-
-
 def lab_result(tmp_path: Path, kind: str) -> Path:
     """A result the lab writes: `simulated` (ok), `oom`, `nulls` or `no_device`."""
     factories = {
         "simulated": _with_device(SimulatedBackend),
         "oom": _with_device(fake_factory(fail_on_forward=1)),
-        "nulls": _with_device(_unreadable_reserved),
+        "nulls": _with_device(unreadable_reserved),
         "no_device": _with_device(SimulatedBackend, device=False),
     }
     out = tmp_path / f"{kind}.json"

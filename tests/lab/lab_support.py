@@ -259,6 +259,13 @@ def fake_factory(**workload_kw: Any) -> Callable[[argparse.Namespace], FakeBacke
     return factory
 
 
+def unreadable_reserved(args: argparse.Namespace) -> FakeBackend:
+    """A fake backend whose reserved counter cannot be read (the result records null)."""
+    backend = fake_factory()(args)
+    backend.source.failures["memory_reserved"] = RuntimeError("no reserved counter")
+    return backend
+
+
 def make_clock(step_ns: int = 1_000_000) -> Callable[[], int]:
     """A deterministic clock: each call advances by step_ns."""
     ticks = iter(range(0, 10**15, step_ns))

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# Mistral's config is the sizer's too: one copy, where the sizer's vectors read it.
+from iteragpu.docs_tools.sizer_config_vectors import MISTRAL_7B_V01
+
+__all__ = ["GEMMA_2_9B", "LLAMA_3_8B", "MISTRAL_7B_V01"]
+
 # The keys of the published config.json files (sizes that matter here).
 LLAMA_3_8B: dict[str, Any] = {
     "model_type": "llama",
@@ -14,17 +19,6 @@ LLAMA_3_8B: dict[str, Any] = {
     "intermediate_size": 14336,
     "vocab_size": 128256,
     "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-}
-MISTRAL_7B_V01: dict[str, Any] = {
-    "model_type": "mistral",
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "vocab_size": 32000,
-    "sliding_window": 4096,
     "torch_dtype": "bfloat16",
 }
 GEMMA_2_9B: dict[str, Any] = {

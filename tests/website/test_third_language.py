@@ -88,6 +88,9 @@ def _add_lab_files(tree: Path) -> None:
     copies = [c.replace(tag, f'tags=["lang-{NEW}"]', 1) for c in cells if tag in c.split("\n")[0]]
     assert copies, "no cell of the notebook source is tagged for the source language"
     source.write_text("".join(cells) + "".join(copies), "utf-8")
+    # The results viewer's example, as `python tests/results_support.py --write` writes it.
+    web = tree / "src" / "iteragpu" / "web"
+    shutil.copyfile(web / f"results-example.{SOURCE}.json", web / f"results-example.{NEW}.json")
 
 
 def _add_pages(tree: Path) -> None:

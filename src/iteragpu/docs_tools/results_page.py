@@ -25,8 +25,8 @@ WEB = Path(str(resources.files("iteragpu").joinpath("web")))
 SCHEMA = Path(str(resources.files("iteragpu").joinpath("lab/result.schema.json")))
 # The simulated device's name in each language's example: the label the page gives the example.
 EXAMPLE_DEVICE = {
-    "ko": "시뮬레이션 장치 (예시 데이터이며 측정값이 아닙니다)",
-    "id": "perangkat simulasi (data contoh, bukan pengukuran)",
+    "ko": "시뮬레이션 장치 (측정값이 아닌 예시 데이터)",
+    "id": "perangkat simulasi, data contoh (bukan hasil pengukuran)",
 }
 # The CLI messages of `iteragpu report` the page says (iteragpu.i18n.messages), by key.
 MESSAGE_KEYS = (

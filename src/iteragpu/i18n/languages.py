@@ -1,5 +1,8 @@
 """The one list of the project's languages. Adding a language is one entry here, plus its pages
-(`docs/<code>/`), its message catalogue and its lab README; everything else follows this list.
+(`docs/<code>/`), its message catalogue, its lab README and the results viewer's example file
+(`src/iteragpu/web/results-example.<code>.json`, written by `python tests/results_support.py
+--write` once `docs_tools.results_page.EXAMPLE_DEVICE` names its simulated device); everything
+else follows this list.
 
 Kept free of imports beyond the standard library: the CLI reads it at start-up, the site build,
 the figure checker and the tests read it too.

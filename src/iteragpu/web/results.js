@@ -899,7 +899,12 @@
     var captionId = "phase-chart-caption-" + index;
     var tableId = "phase-chart-table-" + index;
     var caption = this.el("p", { id: captionId, class: run.example ? "results-example" : "" });
-    caption.textContent = this.word("chart_caption", { run: run.label, device: deviceName(run.result) || this.word("not_recorded") });
+    // The example's label already says "example data, not a measurement", and so does its
+    // simulated device's name (results_page.EXAMPLE_DEVICE): its caption names no device, so the
+    // warning is said once. The environment still shows the device.
+    caption.textContent = run.example
+      ? this.word("table_caption", { run: run.label })
+      : this.word("chart_caption", { run: run.label, device: deviceName(run.result) || this.word("not_recorded") });
     section.appendChild(caption);
 
     var width = 640;
