@@ -6,6 +6,7 @@ from typing import Any
 
 # Mistral's config is the sizer's too: one copy, where the sizer's vectors read it.
 from iteragpu.docs_tools.sizer_config_vectors import MISTRAL_7B_V01
+from iteragpu.examples import GEMMA_2_9B_CONFIG
 
 __all__ = ["GEMMA_2_9B", "LLAMA_3_8B", "MISTRAL_7B_V01"]
 
@@ -21,15 +22,5 @@ LLAMA_3_8B: dict[str, Any] = {
     "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
 }
-GEMMA_2_9B: dict[str, Any] = {
-    "model_type": "gemma2",
-    "num_hidden_layers": 42,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 8,
-    "head_dim": 256,
-    "hidden_size": 3584,
-    "intermediate_size": 14336,
-    "vocab_size": 256000,
-    "sliding_window": 4096,
-    "torch_dtype": "float32",
-}
+# Gemma-2-9B's published config is the KV-cache guide's (iteragpu.examples), saved in float32.
+GEMMA_2_9B: dict[str, Any] = {**GEMMA_2_9B_CONFIG, "torch_dtype": "float32"}
