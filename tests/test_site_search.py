@@ -86,3 +86,40 @@ def test_the_language_file_carries_its_data(tmp_path: Path) -> None:
     data = json.loads(text.split("self.lunr.iteragpuSearch = ", 1)[1].split(";\n", 1)[0])
     assert "가중치" in data["morphemes"]["가중치는"] and data["code"] == "ko"
     assert "lunr.Index.prototype.search" in text
+
+
+def test_a_word_in_the_table_is_read_from_it_and_a_new_one_analysed_and_kept() -> None:
+    # The table's entry is taken as written (a deliberately odd one shows it is not analysed
+    # again); the word it lacks is analysed by Kiwi and added to it.
+    table: dict[str, site_search.KoreanEntry] = {"측정을": (("측정", "표"), "을")}
+    morphemes, stems, suffixes = site_search.korean_morphemes(["측정을", "가중치는"], table)
+    assert "표" in stems
+    assert morphemes["측정을"] == ["측정", "표"]
+    assert table["가중치는"] == site_search.analyse_korean("가중치는")
+    assert "가중치" in morphemes["가중치는"] and {"을", "는"} <= set(suffixes)
+    stems_table = {"mengukur": "ukurx"}
+    assert site_search.indonesian_stems(["mengukur", "pengukuran"], stems_table) == {
+        "mengukur": "ukurx",
+        "pengukuran": "ukur",
+    }
+    assert stems_table["pengukuran"] == "ukur"
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_the_committed_table_is_what_the_analyzers_say(code: str) -> None:
+    # A sample of the committed table analysed again from scratch: a hand edit or an analyzer
+    # upgrade that changes an analysis fails here (the site tests compare whole files).
+    words = json.loads(site_search.table_path(code).read_text("utf-8"))["words"]
+    sample = sorted(words)[:: max(1, len(words) // 200)]
+    assert len(sample) >= 100
+    table_text = site_search.table_text(code, sample)
+    assert json.loads(table_text)["words"] == {word: words[word] for word in sample}
+
+
+def test_missing_words_names_what_the_table_lacks() -> None:
+    assert site_search.missing_words("ko", ["측정을", "벤치마크용새낱말", "gpu"]) == [
+        "벤치마크용새낱말"
+    ]
+    assert site_search.missing_words("id", ["pengukuran", "katabarupengujian", "13,04"]) == [
+        "katabarupengujian"
+    ]

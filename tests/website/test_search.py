@@ -29,6 +29,10 @@ from iteragpu.docs_tools.site_search import (
     glossary_synonyms,
     index_words,
     korean_morphemes,
+    language_file,
+    missing_words,
+    search_pieces,
+    table_path,
 )
 from iteragpu.i18n.languages import language
 
@@ -81,6 +85,26 @@ def test_the_language_file_is_the_projects(site: Path, lang: str) -> None:
     path = site / lang / LANGUAGE_FILE.format(search_lang=language(lang).search_lang)
     assert "lunr.iteragpuSearch" in path.read_text("utf-8")
     assert _index(site, lang)["config"]["lang"] == [language(lang).search_lang]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_committed_analysis_table_holds_every_word_of_the_pages(site: Path, lang: str) -> None:
+    # Stale when a page brings a word the table lacks: the build still analyses it (loading
+    # Kiwi or Sastrawi each time), so the table must be written anew.
+    missing = missing_words(lang, search_pieces(lang, _index(site, lang)))
+    assert not missing, (
+        f"{len(missing)} word(s) of {lang} not in {table_path(lang)}, e.g. {missing[:10]}: run "
+        "python -m iteragpu.docs_tools.site_search --update-tables --site-dir site"
+    )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_table_driven_search_file_is_the_from_scratch_one_byte_for_byte(
+    site: Path, lang: str
+) -> None:
+    built = site / lang / LANGUAGE_FILE.format(search_lang=language(lang).search_lang)
+    from_scratch = language_file(lang, _index(site, lang), from_scratch=True)
+    assert built.read_text("utf-8") == from_scratch
 
 
 def test_indonesian_stems_are_python_sastrawis(site: Path) -> None:

@@ -16,6 +16,7 @@ timestamp (SOURCE_DATE_EPOCH, else a constant), normalised modes, ZIP_DEFLATED a
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib
 import io
@@ -110,13 +111,19 @@ def notebook_bytes(lang: str, source: Path = NOTEBOOK_SOURCE) -> bytes:
     comments in `lang` (`localized_code`), and the cells tagged lang-<lang> (markdown, and the
     code cell of its messages); no outputs, no execution counts, stable ids and metadata.
     """
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    return _notebook_bytes(lang, source.read_text(encoding="utf-8"))
+
+
+# Keyed by the source's text: the archive and the notebook downloads share one conversion
+# (jupytext's parse is a third of a second), and an edited source is converted anew.
+@functools.lru_cache(maxsize=8)
+def _notebook_bytes(lang: str, text: str) -> bytes:
     # Typed as Any: jupytext and nbformat are only partly annotated.
     jupytext: Any = importlib.import_module("jupytext")
     nbformat: Any = importlib.import_module("nbformat")
 
-    if lang not in LANGUAGES:
-        raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
-    text = source.read_text(encoding="utf-8")
     nb = jupytext.reads(text, fmt="py:percent")
     cells: list[Any] = []
     for cell in nb.cells:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import logging
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -41,6 +42,8 @@ from iteragpu.docs_tools import require_extra
 from iteragpu.i18n.languages import CODES, language
 
 require_extra("yaml", "kiwipiepy", "Sastrawi")
+
+_LOG: Final = logging.getLogger("mkdocs.plugins.iteragpu.search")
 
 # The search's separator (docs/hooks.py gives it to Material's search plugin): a token is what
 # lies between spaces; a hyphen stays in its word (`--need-gib`, `warm-up`), whose pieces are
@@ -72,69 +75,177 @@ def index_words(search_index: dict[str, Any]) -> Iterator[str]:
 
 
 def words(text: str) -> Iterator[str]:
-    """The pieces of `text`, lowercased, as search_language.js cuts them."""
-    for token in SEPARATOR.split(text.lower()):
-        yield from PIECE.findall(token)
+    """The pieces of `text`, lowercased, as search_language.js cuts them (token by token; no
+    piece holds a space, so one pass over the whole text finds the same pieces)."""
+    yield from PIECE.findall(text.lower())
 
 
 @cache
 def _kiwi() -> Any:
-    from kiwipiepy import Kiwi  # a 100 MB model: loaded once, and only to build Korean search
+    from kiwipiepy import Kiwi  # a 100 MB model: loaded only for words the table lacks
 
     return Kiwi()
 
 
+@cache
+def _sastrawi() -> Any:
+    from Sastrawi.Stemmer.StemmerFactory import StemmerFactory
+
+    return StemmerFactory().create_stemmer()
+
+
+KoreanEntry = tuple[tuple[str, ...], str] | None
+"""What Kiwi says of one Hangul piece: its content morphemes followed by the word as written
+before its particles and endings, and that ending ("" when none); None when Kiwi finds no
+content morpheme in it."""
+
+
+def analyse_korean(piece: str) -> KoreanEntry:
+    """Kiwi's analysis of one Hangul piece (each piece is analysed alone, so the result depends
+    on the piece only: what makes the table below exact)."""
+    tokens = _kiwi().tokenize(piece)
+    content = [token for token in tokens if token.tag.split("-")[0] in KOREAN_CONTENT_TAGS]
+    if not content:
+        return None
+    forms = [token.form.lower() for token in content]
+    # The word as written before its particles and endings: its content morphemes with the
+    # noun-forming suffixes that follow them (가중 + 치 is 가중치, in 가중치는).
+    end = content[-1].start + content[-1].len
+    for token in tokens:
+        if token.start >= end and token.tag == "XSN":
+            end = token.start + token.len
+    forms.append(piece[content[0].start : end])
+    suffix = piece[end:] if 0 < end < len(piece) else ""
+    return tuple(dict.fromkeys(forms)), suffix
+
+
+def analyse_indonesian(piece: str) -> str:
+    """Sastrawi's stem of one word; "" where it is the word itself (the browser's stemmer must
+    not second-guess a word of the site)."""
+    stem = str(_sastrawi().stem(piece))
+    return stem if stem and stem != piece else ""
+
+
+def _korean_pieces(pieces: Iterable[str]) -> list[str]:
+    return sorted({piece for piece in pieces if _HANGUL.search(piece)})
+
+
+def _indonesian_pieces(pieces: Iterable[str]) -> list[str]:
+    return sorted({piece for piece in pieces if re.fullmatch("[a-z]+", piece)})
+
+
 def korean_morphemes(
-    pieces: Iterable[str],
+    pieces: Iterable[str], table: dict[str, KoreanEntry] | None = None
 ) -> tuple[dict[str, list[str]], list[str], list[str]]:
     """Each Hangul piece's content morphemes where they differ from the piece itself; every
     content morpheme found; and the surface forms of the particles and endings that followed
-    one."""
-    kiwi = _kiwi()
+    one. A piece found in `table` (the committed analysis) is not analysed again, one missing
+    from it is analysed and added to it; without a table every piece is analysed."""
     morphemes: dict[str, list[str]] = {}
     stems: set[str] = set()
     suffixes: set[str] = set()
-    for piece in sorted({piece for piece in pieces if _HANGUL.search(piece)}):
-        tokens = kiwi.tokenize(piece)
-        content = [token for token in tokens if token.tag.split("-")[0] in KOREAN_CONTENT_TAGS]
-        if not content:
+    for piece in _korean_pieces(pieces):
+        if table is None:
+            entry = analyse_korean(piece)
+        elif piece in table:
+            entry = table[piece]
+        else:
+            entry = table[piece] = analyse_korean(piece)
+        if entry is None:
             continue
-        forms = [token.form.lower() for token in content]
-        # The word as written before its particles and endings: its content morphemes with the
-        # noun-forming suffixes that follow them (가중 + 치 is 가중치, in 가중치는).
-        end = content[-1].start + content[-1].len
-        for token in tokens:
-            if token.start >= end and token.tag == "XSN":
-                end = token.start + token.len
-        forms.append(piece[content[0].start : end])
-        forms = list(dict.fromkeys(forms))
+        forms, suffix = entry
         stems.update(forms)
-        if forms != [piece]:
+        if list(forms) != [piece]:
             morphemes[piece] = [form for form in forms if form != piece]
-        if 0 < end < len(piece):
-            suffixes.add(piece[end:])
+        if suffix:
+            suffixes.add(suffix)
     return morphemes, sorted(stems), sorted(suffixes)
 
 
-def indonesian_stems(pieces: Iterable[str]) -> dict[str, str]:
-    """Sastrawi's stem of each word made of letters; "" where it is the word itself (the
-    browser's stemmer must not second-guess a word of the site)."""
-    from Sastrawi.Stemmer.StemmerFactory import StemmerFactory
-
-    stemmer = StemmerFactory().create_stemmer()
+def indonesian_stems(pieces: Iterable[str], table: dict[str, str] | None = None) -> dict[str, str]:
+    """Sastrawi's stem of each word made of letters; "" where it is the word itself. A word
+    found in `table` is not stemmed again, one missing from it is stemmed and added to it;
+    without a table every word is stemmed."""
     stems = {}
-    for piece in sorted({piece for piece in pieces if re.fullmatch("[a-z]+", piece)}):
-        stem = stemmer.stem(piece)
-        stems[piece] = stem if stem and stem != piece else ""
+    for piece in _indonesian_pieces(pieces):
+        if table is None:
+            stems[piece] = analyse_indonesian(piece)
+        else:
+            if piece not in table:
+                table[piece] = analyse_indonesian(piece)
+            stems[piece] = table[piece]
     return stems
+
+
+# The analysis of every word the pages use, committed and generated (like
+# iteragpu/i18n/number_symbols.py), so that a build loads neither Kiwi's 100 MB model nor
+# Sastrawi unless a page brings a word the table lacks: the search files are the same byte for
+# byte either way (tests/website/test_search.py builds both). `python -m
+# iteragpu.docs_tools.site_search --update-tables --site-dir site` writes them anew from a built
+# site; tests/website/test_search.py fails when a built page holds a word they lack.
+TABLES: Final = Path(__file__).resolve().parent / "search_tables"
+
+
+def table_path(code: str) -> Path:
+    return TABLES / f"{code}.json"
+
+
+@cache
+def analysis_table(code: str) -> dict[str, Any]:
+    """The committed analysis of a language ({} when it has none yet), cached per process and
+    completed in place by `korean_morphemes` and `indonesian_stems`."""
+    path = table_path(code)
+    if not path.exists():
+        return {}
+    table: dict[str, Any] = json.loads(path.read_text("utf-8"))["words"]
+    if ANALYZERS[code] == "morphemes":
+        return {
+            piece: None if entry is None else (tuple(entry[0]), entry[1])
+            for piece, entry in table.items()
+        }
+    return table
+
+
+def missing_words(code: str, pieces: Iterable[str]) -> list[str]:
+    """The words of `pieces` that the language's committed table lacks."""
+    table = analysis_table(code)
+    select = _korean_pieces if ANALYZERS[code] == "morphemes" else _indonesian_pieces
+    return [piece for piece in select(pieces) if piece not in table]
+
+
+def table_text(code: str, pieces: Iterable[str]) -> str:
+    """The table file of a language, analysed from scratch for `pieces`."""
+    words_analysed: dict[str, Any]
+    if ANALYZERS[code] == "morphemes":
+        words_analysed = {}
+        for piece in _korean_pieces(pieces):
+            entry = analyse_korean(piece)
+            words_analysed[piece] = None if entry is None else [list(entry[0]), entry[1]]
+    else:
+        words_analysed = {piece: analyse_indonesian(piece) for piece in _indonesian_pieces(pieces)}
+    document = {
+        "generated_by": "python -m iteragpu.docs_tools.site_search --update-tables",
+        "analyzer": ANALYZERS[code],
+        "words": words_analysed,
+    }
+    return json.dumps(document, ensure_ascii=False, sort_keys=True, indent=0) + "\n"
+
+
+@cache
+def _glossary_terms(glossary: Path, mtime_ns: int) -> list[dict[str, Any]]:
+    """The glossary's terms, parsed once per state of the file (PyYAML's pure-Python loader
+    takes a third of a second over it; its C loader, where built, a tenth of that)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    terms: list[dict[str, Any]] = yaml.load(glossary.read_text("utf-8"), Loader=loader)["terms"]
+    return terms
 
 
 def glossary_synonyms(code: str, glossary: Path = GLOSSARY) -> list[list[str]]:
     """[synonym, term] pairs of the glossary for a language, lowercased: the word a reader may
     type, and the term the pages use for it."""
-    import yaml
-
-    terms = yaml.safe_load(glossary.read_text("utf-8"))["terms"]
+    terms = _glossary_terms(glossary, glossary.stat().st_mtime_ns)
     pairs = []
     for term in terms:
         for synonym in (term.get("synonyms") or {}).get(code) or []:
@@ -143,25 +254,36 @@ def glossary_synonyms(code: str, glossary: Path = GLOSSARY) -> list[list[str]]:
     return pairs
 
 
-def search_data(code: str, search_index: dict[str, Any]) -> dict[str, Any]:
-    """What search_language.js needs for a language, from its built search index."""
+def search_pieces(code: str, search_index: dict[str, Any]) -> list[str]:
+    """Every piece the language's search file analyses: the built index's and the synonyms'."""
     synonyms = glossary_synonyms(code)
+    return [*index_words(search_index), *(w for pair in synonyms for p in pair for w in words(p))]
+
+
+def search_data(
+    code: str, search_index: dict[str, Any], *, from_scratch: bool = False
+) -> dict[str, Any]:
+    """What search_language.js needs for a language, from its built search index: the words the
+    committed table holds are read from it, the others analysed (and kept for the process, so
+    that `mkdocs serve` analyses a new word once);
+    `from_scratch` analyses every word, as the table's test does."""
     data: dict[str, Any] = {
         "code": language(code).search_lang,
         "analyzer": ANALYZERS[code],
-        "synonyms": synonyms,
+        "synonyms": glossary_synonyms(code),
     }
-    pieces = [*index_words(search_index), *(w for pair in synonyms for p in pair for w in words(p))]
+    pieces = search_pieces(code, search_index)
+    table = None if from_scratch else analysis_table(code)
     if data["analyzer"] == "morphemes":
-        data["morphemes"], data["stems"], data["suffixes"] = korean_morphemes(pieces)
+        data["morphemes"], data["stems"], data["suffixes"] = korean_morphemes(pieces, table)
     else:
-        data["stems"] = indonesian_stems(pieces)
+        data["stems"] = indonesian_stems(pieces, table)
     return data
 
 
-def language_file(code: str, search_index: dict[str, Any]) -> str:
+def language_file(code: str, search_index: dict[str, Any], *, from_scratch: bool = False) -> str:
     """The text of the lunr language file: the analyzer's library, the data, the worker code."""
-    data = search_data(code, search_index)
+    data = search_data(code, search_index, from_scratch=from_scratch)
     web = resources.files("iteragpu").joinpath("web")
     parts = []
     if data["analyzer"] == "sastrawi":
@@ -178,19 +300,52 @@ def write_language_file(code: str, site_dir: Path) -> Path | None:
     if code not in ANALYZERS:
         return None
     search_index = json.loads((site_dir / "search" / "search_index.json").read_text("utf-8"))
+    missing = missing_words(code, search_pieces(code, search_index))
+    if missing:
+        # Not a warning: `mkdocs build --strict` must still build a page with a new word.
+        # tests/website/test_search.py fails on them until the table is written anew.
+        _LOG.info(
+            "search: %d word(s) of %s not in %s, analysed now (%s); "
+            "python -m iteragpu.docs_tools.site_search --update-tables --site-dir SITE adds them",
+            len(missing),
+            code,
+            table_path(code).name,
+            ", ".join(missing[:5]),
+        )
     path = site_dir / LANGUAGE_FILE.format(search_lang=language(code).search_lang)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(language_file(code, search_index), "utf-8")
     return path
 
 
+def update_tables(site: Path, codes: Iterable[str]) -> list[Path]:
+    """Write each language's table anew, from scratch, from its built site `site/<code>/`."""
+    written = []
+    for code in codes:
+        index = json.loads((site / code / "search" / "search_index.json").read_text("utf-8"))
+        path = table_path(code)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(table_text(code, search_pieces(code, index)), "utf-8")
+        written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m iteragpu.docs_tools.site_search --site-dir SITE/ko --lang ko --data`: print the
-    search data of a built language (the node tests read it)."""
+    """`python -m iteragpu.docs_tools.site_search --site-dir SITE/ko --lang ko`: print the search
+    data of a built language (the node tests read it). `--update-tables --site-dir SITE`: write
+    every language's committed analysis table anew from the built site SITE/<code>/."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--site-dir", type=Path, required=True)
-    parser.add_argument("--lang", choices=sorted(set(CODES) & set(ANALYZERS)), required=True)
+    analysed = sorted(set(CODES) & set(ANALYZERS))
+    parser.add_argument("--lang", choices=analysed)
+    parser.add_argument("--update-tables", action="store_true")
     args = parser.parse_args(argv)
+    if args.update_tables:
+        for path in update_tables(args.site_dir, [args.lang] if args.lang else analysed):
+            print(f"wrote {path}")
+        return 0
+    if args.lang is None:
+        parser.error("--lang is required without --update-tables")
     index = json.loads((args.site_dir / "search" / "search_index.json").read_text("utf-8"))
     json.dump(search_data(args.lang, index), sys.stdout, ensure_ascii=False)
     return 0
