@@ -44,6 +44,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from iteragpu.docs_tools.build_site import lab_downloads
@@ -68,6 +69,7 @@ CHROME_KEYS = frozenset(
         "not_found_home",
         "readme_source",
         "material",
+        "nav",
     }
 )
 SIZER_SCRIPT_URL = "assets/sizer.js"
@@ -160,6 +162,26 @@ def _chrome_of(config: MkDocsConfig) -> dict[str, Any]:
         )
     assert isinstance(chrome, dict)
     return chrome
+
+
+def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+    """Each section of the shared nav is a key (`guides`): its title is the language's word
+    (extra.chrome.nav); a key the language lacks stops the build, naming it."""
+    words = config.extra["chrome"]["nav"]
+
+    def localise(items: list[Any]) -> None:
+        for item in items:
+            if isinstance(item, Section):
+                if item.title not in words:
+                    raise PluginError(
+                        f"{config.config_file_path}: extra.chrome.nav lacks {item.title!r}, a "
+                        "section of the shared nav (mkdocs.yml)"
+                    )
+                item.title = words[item.title]
+                localise(item.children)
+
+    localise(nav.items)
+    return nav
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

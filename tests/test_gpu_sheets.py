@@ -53,7 +53,8 @@ def test_a_word_missing_a_language_is_refused(tmp_path: Path) -> None:
 def test_every_sheet_passes_the_figure_check() -> None:
     reports, failures = figure_check.check_tree(DOCS)
     sheets = [r for r in reports if r.path.parent.name == "gpus"]
-    assert len(sheets) == len(load_catalog()) * len(CODES)
+    # Every card's sheet and the index page, in every language.
+    assert len(sheets) == (len(load_catalog()) + 1) * len(CODES)
     assert not failures
     for report in sheets:
         assert not report.failures, report.failures
@@ -104,8 +105,9 @@ def test_a_sheet_says_unknown_where_the_catalogue_has_null(lang: str) -> None:
 
 def test_the_nav_lists_every_sheet_in_catalogue_order() -> None:
     nav = (DOCS.parent / "mkdocs.yml").read_text("utf-8")
-    listed = re.findall(r"^  - gpus/([a-z0-9-]+)\.md$", nav, re.MULTILINE)
-    assert listed == [card.id for card in load_catalog()]
+    listed = re.findall(r"^ +- gpus/([a-z0-9-]+)\.md$", nav, re.MULTILINE)
+    # The index first: with navigation.indexes it is the GPU sheets section's own page.
+    assert listed == [gpu_sheets.INDEX, *(card.id for card in load_catalog())]
 
 
 def test_short_list_over_the_whole_catalogue_ranks_no_unchecked_card() -> None:
@@ -140,3 +142,20 @@ def test_cli_short_list_shows_price_unknown_never_zero(lang: str, unknown: str) 
             assert row[5] not in {"", unknown}, row
         else:
             assert row[5] == unknown, row
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_the_index_page_links_every_sheet_with_its_capacities(lang: str) -> None:
+    text = (DOCS / lang / "docs" / "gpus" / "index.md").read_text("utf-8")
+    words = gpu_sheets.load_words().texts
+    rows = [line for line in text.splitlines() if line.startswith("| [")]
+    catalog = load_catalog()
+    assert len(rows) == len(catalog)
+    for row, card in zip(rows, catalog, strict=True):
+        assert f"]({card.id}.md)" in row
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[1] == str(card.nominal_memory_gb)
+        if card.declared is None:
+            assert cells[2] == words["index_unknown"][lang]
+        else:
+            assert cells[2] != words["index_unknown"][lang]

@@ -489,8 +489,19 @@ def test_a_bad_config_says_why_in_one_line_and_keeps_the_form(
         assert "\n" not in shown and shown
         assert shown.split(":")[0] in messages[reason] or messages[reason].split("{")[0] in shown
         assert not re.search(r"undefined|NaN|\{key\}|\{limit\}", shown)
+        # The previous input's figures are not left standing under the refusal.
+        results = page.locator("#sizer-results")
+        assert results.get_attribute("data-state") == "stale"
+        empty = results.get_attribute("data-empty") or ""
+        assert page.locator("#weights-gib").inner_text().strip() == empty.strip()
+        assert page.locator("#sizer-candidates tbody tr").count() == 0
+        assert page.locator("#memory-chart svg [data-segment]").count() == 0
     assert _form_query(page) == before
     assert errors == []
+    # Editing the form shows its figures again.
+    page.fill("#sizer-tokens", _form_query(page)["tokens"])
+    assert page.locator("#sizer-results").get_attribute("data-state") == "ok"
+    assert page.locator("#sizer-candidates tbody tr").count() > 0
 
 
 # ---------------------------------------------------------------------------------------------

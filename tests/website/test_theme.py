@@ -104,6 +104,7 @@ def test_every_language_has_the_chrome_words_of_the_source() -> None:
         chrome = _chrome(lang)
         assert set(chrome) == set(source), lang
         assert set(chrome["material"]) == set(source["material"]), lang
+        assert set(chrome["nav"]) == set(source["nav"]), lang
         assert all(isinstance(v, str) and v.strip() for v in chrome["material"].values()), lang
         assert _config(lang).get("site_description"), lang
 
@@ -119,6 +120,29 @@ def test_no_two_languages_share_a_chrome_word() -> None:
                 text = chrome[key][subkey] if isinstance(value, dict) else chrome[key]
                 texts[lang] = text
             assert len(set(texts.values())) == len(CODES), (key, subkey, texts)
+
+
+def _nav_keys() -> list[str]:
+    """The section keys of the shared navigation (mkdocs.yml), in order."""
+    nav = (ROOT / "mkdocs.yml").read_text("utf-8")
+    section = nav[nav.index("\nnav:\n") : nav.index("\nnot_in_nav:")]
+    return re.findall(r"^  - ([a-z_]+):$", section, re.MULTILINE)
+
+
+def test_the_shared_navigation_is_grouped_into_sections() -> None:
+    assert _nav_keys() == ["guides", "tools", "gpus", "lab"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_navigations_sections_are_titled_in_the_language(site: Path, lang: str) -> None:
+    words = _chrome(lang)["nav"]
+    html = _html(site, lang, "measurement/")
+    # Material writes each section's title as the label of its nested navigation.
+    labels = re.findall(r'<label class="md-nav__title" for="__nav_\d+">(.*?)</label>', html, re.S)
+    titles = [unescape(re.sub(r"<[^>]+>", " ", label)).strip() for label in labels]
+    for key in _nav_keys():
+        assert words[key] in titles, (key, titles)
+        assert key not in titles
 
 
 @pytest.mark.parametrize("lang", LANGS)

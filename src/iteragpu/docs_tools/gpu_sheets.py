@@ -95,9 +95,11 @@ def fill(template: str, values: Mapping[str, Text]) -> Text:
     return result + plain(template[at:])
 
 
-def table(headers: Sequence[Text], rows: Sequence[Sequence[Text]], numeric: int) -> Text:
-    """A Markdown table; the first `numeric` columns are right-aligned."""
-    aligns = ["---:" if i < numeric else "---" for i in range(len(headers))]
+def table(
+    headers: Sequence[Text], rows: Sequence[Sequence[Text]], numeric: int, skip: int = 0
+) -> Text:
+    """A Markdown table; the `numeric` columns after the first `skip` are right-aligned."""
+    aligns = ["---:" if skip <= i < skip + numeric else "---" for i in range(len(headers))]
     text = _row(headers) + plain("\n| " + " | ".join(aligns) + " |\n")
     for row in rows:
         text += _row(row) + plain("\n")
@@ -156,19 +158,7 @@ class Sheet:
             + self.use_it()
         )
         description = self.w("description").replace("{name}", self.card.name)
-        literals = "".join(f"    {k}: '{v}'\n" for k, v in sorted(body.literals.items()))
-        ledger = "".join(f"  - {entry}\n" for entry in body.ledger)
-        front = (
-            "---\n"
-            f"{GENERATED_NOTE}\n"
-            f"description: {_yaml_string(description)}\n"
-            f"search:\n  boost: {SEARCH_BOOST}\n"
-            "figures:\n"
-            + (f"  literals:\n{literals}" if literals else "")
-            + (f"  ledger:\n{ledger}" if ledger else "  ledger: []\n")
-            + "---\n"
-        )
-        return front + body.markdown.rstrip("\n") + "\n"
+        return _front(description, body) + body.markdown.rstrip("\n") + "\n"
 
     def heading(self, key: str, anchor: str) -> Text:
         return plain(f"\n\n## {self.w(key)} {{ #{anchor} }}\n\n")
@@ -316,17 +306,60 @@ class Sheet:
         return text + fill(self.w("use_others"), {"sheets": sheets})
 
 
+INDEX = "index"
+"""The sheets' index page, `gpus/index.md`: the GPU sheets' section page in the navigation."""
+
+
+def index_page(lang: str, words: Words, catalog: Sequence[Card]) -> str:
+    """The list of every card's sheet, with its nominal and declared capacity."""
+    w = {key: texts[lang] for key, texts in words.texts.items()}
+    rows = []
+    for card in catalog:
+        declared = (
+            stated(f"card-{card.id}.declared_gib", lang)
+            if card.declared is not None
+            else plain(w["index_unknown"])
+        )
+        link = plain("[") + card_name(card) + plain(f"]({card.id}.md)")
+        rows.append([link, stated(f"card-{card.id}.nominal_gb", lang), declared])
+    body = (
+        plain(f"# {w['index_title']}\n\n{w['index_intro']}\n\n")
+        + table([plain(h) for h in w["index_table"]], rows, numeric=2, skip=1)
+        + plain(f"\n{w['index_outro']}\n")
+    )
+    return _front(w["index_description"], body) + body.markdown.rstrip("\n") + "\n"
+
+
+def _front(description: str, body: Text) -> str:
+    """A generated page's front matter: the note, its description, its figure ledger."""
+    literals = "".join(f"    {k}: '{v}'\n" for k, v in sorted(body.literals.items()))
+    ledger = "".join(f"  - {entry}\n" for entry in body.ledger)
+    return (
+        "---\n"
+        f"{GENERATED_NOTE}\n"
+        f"description: {_yaml_string(description)}\n"
+        f"search:\n  boost: {SEARCH_BOOST}\n"
+        "figures:\n"
+        + (f"  literals:\n{literals}" if literals else "")
+        + (f"  ledger:\n{ledger}" if ledger else "  ledger: []\n")
+        + "---\n"
+    )
+
+
 def _yaml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def sheets(words: Words, catalog: Sequence[Card]) -> dict[tuple[str, str], str]:
-    """(language, card id) -> the sheet's Markdown, for every card and language."""
-    return {
+    """(language, page) -> the page's Markdown: every card's sheet and the index (`INDEX`),
+    in every language."""
+    pages = {
         (lang, card.id): Sheet(card, lang, words, catalog).markdown()
         for lang in CODES
         for card in catalog
     }
+    pages.update({(lang, INDEX): index_page(lang, words, catalog) for lang in CODES})
+    return pages
 
 
 def stale_sheets(docs: Path, words: Words, catalog: Sequence[Card]) -> list[Path]:
@@ -338,7 +371,7 @@ def stale_sheets(docs: Path, words: Words, catalog: Sequence[Card]) -> list[Path
         if not path.is_file() or path.read_text("utf-8") != text:
             stale.append(path)
     for lang in CODES:
-        known = {card.id for card in catalog}
+        known = {card.id for card in catalog} | {INDEX}
         stale += [
             path
             for path in sorted((docs / lang / "docs" / "gpus").glob("*.md"))

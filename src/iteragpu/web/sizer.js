@@ -1656,8 +1656,27 @@
     return read;
   };
 
-  /** One line saying why the config was not read, in the page's words; the form is kept. */
+  /** The figures shown belong to no input the reader now sees (a refused config under them):
+   * cleared, never left standing, until the form is edited or a config is read. */
+  Sizer.prototype.clearResults = function () {
+    var empty = this.results.getAttribute("data-empty") || "";
+    this.outputs.forEach(function (output) {
+      output.textContent = empty;
+    });
+    var body = this.table.tBodies[0];
+    while (body.firstChild) body.removeChild(body.firstChild);
+    while (this.errorList.firstChild) this.errorList.removeChild(this.errorList.firstChild);
+    this.errorBox.hidden = true;
+    this.quantizationNote.hidden = true;
+    this.results.setAttribute("data-state", "stale");
+    this.renderKinds({ valid: false });
+    this.drawChart({ valid: false });
+  };
+
+  /** One line saying why the config was not read, in the page's words; the form is kept, and
+   * the figures of the previous input are cleared (they are not the pasted config's). */
   Sizer.prototype.configFailure = function (reason, key) {
+    this.clearResults();
     var status = this.configStatus;
     status.setAttribute("data-state", "error");
     status.setAttribute("data-reason", reason);
