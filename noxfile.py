@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nox
@@ -21,12 +25,47 @@ SITE = ROOT / "site"
 TORCH = "torch==2.13.0"
 # The Transformers whose cache semantics `iteragpu.models` states (tests/models pins it too).
 TRANSFORMERS = "transformers==5.24.0"
+# The peer `nox -s bench` times `iteragpu model` against (installed in that session only).
+VRAMCALC = "vramcalc==0.1.2"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
 # Where the site will be served; override for a deployment (the 404 page and sitemaps use it).
 SITE_BASE_URL = os.environ.get("ITERAGPU_BASE_URL", f"http://{SERVE_ADDRESS[0]}:{SERVE_ADDRESS[1]}")
 
 
+# Each session's wall time, printed when nox exits (CI reads where its minutes go).
+_DURATIONS: dict[str, tuple[float, bool]] = {}
+
+
+def timed(function: Callable[[nox.Session], None]) -> Callable[[nox.Session], None]:
+    """Record how long a session's body ran (installs included, the venv's creation not)."""
+
+    @functools.wraps(function)
+    def run(session: nox.Session) -> None:
+        start = time.perf_counter()
+        ok = False
+        try:
+            function(session)
+            ok = True
+        finally:
+            _DURATIONS[session.name] = (time.perf_counter() - start, ok)
+
+    return run
+
+
+@atexit.register
+def _print_durations() -> None:
+    if not _DURATIONS:
+        return
+    total = sum(seconds for seconds, _ in _DURATIONS.values())
+    lines = ["", "nox sessions, wall time:"]
+    for name, (seconds, ok) in _DURATIONS.items():
+        lines.append(f"  {name:<12} {seconds / 60:5.1f} min  {'ok' if ok else 'failed'}")
+    lines.append(f"  {'total':<12} {total / 60:5.1f} min")
+    print("\n".join(lines), file=sys.stderr)
+
+
 @nox.session
+@timed
 def lint(session: nox.Session) -> None:
     """ruff check, ruff format --check and mypy on src/."""
     session.install("-e", ".[test,docs]", "ruff", "mypy")
@@ -36,6 +75,7 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def tests(session: nox.Session) -> None:
     """The figure checker, then pytest: unit, CLI, lab, snippet doctests, the wheel installed
     alone in a fresh venv (no torch, no site)."""
@@ -49,6 +89,7 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def figures(session: nox.Session) -> None:
     """Check every figure stated on every page, in both languages, and print a per-page count."""
     session.install("-e", ".[test]")
@@ -56,6 +97,7 @@ def figures(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def js(session: nox.Session) -> None:
     """The browser sizer's pure functions in node against the Python core's vectors."""
     session.install("-e", ".[docs]")  # docs/hooks.py (the page's sizer data) imports mkdocs
@@ -77,6 +119,7 @@ def js(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def lab_torch(session: nox.Session) -> None:
     """The lab with PyTorch (CPU build) installed: no GPU, so `measure` must refuse, and both
     notebooks run to the end headless ("Run All"), saying in their language why they cannot
@@ -86,6 +129,7 @@ def lab_torch(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def models(session: nox.Session) -> None:
     """The model reader against the real thing: small models of each family built with
     Transformers on torch's CPU build, their KV cache and weights compared byte for byte."""
@@ -94,6 +138,7 @@ def models(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+@timed
 def gpu(session: nox.Session) -> None:
     """The lab on a real GPU, in under 3 minutes: measure against predict, exit codes, and the
     expandable_segments and cudaMallocAsync allocators (reported); then both notebooks run
@@ -128,12 +173,14 @@ def _build_site(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+@timed
 def docs(session: nox.Session) -> None:
     """Build every language with --strict into site/<code>/, plus the root page."""
     _build_site(session)
 
 
 @nox.session
+@timed
 def site(session: nox.Session) -> None:
     """Build the site, then test it: pages, links, downloads, and headless Chromium."""
     _build_site(session)
@@ -142,6 +189,7 @@ def site(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+@timed
 def serve(session: nox.Session) -> None:
     """Build the whole site and serve it at http://127.0.0.1:8000/ (Ctrl+C stops)."""
     _build_site(session)
@@ -161,6 +209,7 @@ def serve(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+@timed
 def archive(session: nox.Session) -> None:
     """Write dist/iteragpu-lab-v1.zip and its .sha256, reproducibly (SOURCE_DATE_EPOCH)."""
     session.install("-e", ".[docs]")
@@ -168,20 +217,31 @@ def archive(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+@timed
 def bench(session: nox.Session) -> None:
-    """Speed and size figures, as ratios: the site build against a plain Material build of the
-    same pages; CLI start-up against `import typer`; reading a ~100 GB model's headers and the
-    largest accepted lab result (each under 1 s); the browser sizer's recompute against one
-    frame (16 ms) and its script size; the site search's index size per language and the time
-    from a keystroke to results (both need Chromium)."""
-    session.install("-e", ".[docs,browser]")
-    session.run("python", "benchmarks/site_build_bench.py", env={"NO_MKDOCS_2_WARNING": "1"})
-    session.run("python", "benchmarks/cli_startup.py", *session.posargs)
-    session.run("python", "benchmarks/model_headers_bench.py")
-    session.run("python", "benchmarks/evidence_bench.py")
+    """Speed and size goals, as ratios measured side by side in one run: the site build and a
+    rebuild after an edit against a plain Material build of the same pages; CLI start-up
+    against `import typer` and the lab's `estimate` against a bare interpreter; `iteragpu
+    model` against vramcalc (the nearest offline peer, installed here only); reading a ~100 GB
+    model's headers and the largest accepted lab result (each under 1 s); the browser sizer's
+    recompute against one frame (16 ms) and its script size; the site search's index size per
+    language and the time from a keystroke to results (both need Chromium). Each goal prints
+    ok or over; the last line sums them up, and the session fails when one was missed."""
+    session.install("-e", ".[docs,browser]", VRAMCALC)
+    results = Path(session.create_tmp()) / "bench-goals.jsonl"
+    results.unlink(missing_ok=True)
+    env = {"NO_MKDOCS_2_WARNING": "1", "ITERAGPU_BENCH_RESULTS": str(results)}
+    # Every benchmark runs even when an earlier one missed its goal; the summary decides.
+    run = functools.partial(session.run, env=env, success_codes=[0, 1])
+    run("python", "benchmarks/site_build_bench.py")
+    run("python", "benchmarks/cli_startup.py", *session.posargs)
+    run("python", "benchmarks/model_bench.py")
+    run("python", "benchmarks/model_headers_bench.py")
+    run("python", "benchmarks/evidence_bench.py")
     _build_site(session)  # the sizer bench measures the pages this tree builds
-    session.run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))
-    session.run("python", "benchmarks/search_bench.py", "--site-dir", str(SITE))
+    run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))
+    run("python", "benchmarks/search_bench.py", "--site-dir", str(SITE))
+    session.run("python", "benchmarks/goals.py", "--summary", str(results))
 
 
 if os.environ.get("CI"):

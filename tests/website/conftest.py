@@ -11,6 +11,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,12 @@ def page(browser):  # type: ignore[no-untyped-def]
     context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
     yield context.new_page()
     context.close()
+
+
+def loaded(page: Any, url: str) -> None:
+    """Open `url` and wait until what a reader sees is laid out: the document and its
+    resources loaded, and its fonts (the code font changes line widths). Not `networkidle`,
+    which waits half a second after the last request on every page; the test that checks a
+    page's requests (tests/website/test_layout.py) waits for those."""
+    page.goto(url, wait_until="load")
+    page.evaluate("document.fonts.ready.then(() => true)")
