@@ -25,6 +25,9 @@ SITE = ROOT / "site"
 TORCH = "torch==2.13.0"
 # The Transformers whose cache semantics `iteragpu.models` states (tests/models pins it too).
 TRANSFORMERS = "transformers==5.24.0"
+# pytest-xdist over the machine's cores: the browser tests mostly wait on Chromium, and the
+# unit tests' longest (the wheel installed alone) runs beside the others.
+XDIST = ("-n", "2", "--dist", "load")
 # The peer `nox -s bench` times `iteragpu model` against (installed in that session only).
 VRAMCALC = "vramcalc==0.1.2"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
@@ -85,7 +88,7 @@ def tests(session: nox.Session) -> None:
     session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     # Transformers' tests run in `models`, with torch and transformers pinned.
     selection = "not torch and not transformers and not site and not browser"
-    session.run("pytest", "-m", selection, *session.posargs)
+    session.run("pytest", "-m", selection, *XDIST, *session.posargs)
 
 
 @nox.session
@@ -185,7 +188,7 @@ def site(session: nox.Session) -> None:
     """Build the site, then test it: pages, links, downloads, and headless Chromium."""
     _build_site(session)
     session.install("-e", ".[test,docs,browser]")
-    session.run("pytest", "-m", "site or browser", *session.posargs)
+    session.run("pytest", "-m", "site or browser", *XDIST, *session.posargs)
 
 
 @nox.session(default=False)

@@ -4,11 +4,14 @@ holding every message the code marks (its own and click's), and saying the gloss
 from __future__ import annotations
 
 import ast
+import gettext
 import importlib
+import io
 import re
 import shutil
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from babel.messages.extract import extract_from_file
@@ -17,7 +20,7 @@ from iteragpu.cli import click_text
 from iteragpu.docs_tools import catalogues
 from iteragpu.docs_tools.glossary import avoided, load
 from iteragpu.examples import registry
-from iteragpu.i18n.catalogue import LOCALE_DIR, catalogue_path, translations
+from iteragpu.i18n.catalogue import LOCALE_DIR, MoCatalogue, catalogue_path, translations
 from iteragpu.i18n.languages import CODES
 
 TERMS = load().terms
@@ -29,6 +32,100 @@ def test_every_language_of_the_list_has_a_complete_catalogue(lang: str) -> None:
     # equal to what Babel compiles from the .po.
     assert catalogues.problems(lang) == []
     assert translations(lang).gettext("Usage:") != "Usage:"
+
+
+def _answers(catalogue: MoCatalogue | gettext.GNUTranslations, messages: list[str]) -> list[str]:
+    """What a catalogue says for each message, singular and at several plural counts."""
+    return [
+        text
+        for message in messages
+        for text in (
+            catalogue.gettext(message),
+            *(catalogue.ngettext(message, message + " (plural)", n) for n in (0, 1, 2, 5, 11, 21)),
+        )
+    ]
+
+
+def _ids(catalogue: gettext.GNUTranslations) -> list[str]:
+    """Every message id of a catalogue the standard library read whole, and a few it lacks."""
+    keys = catalogue._catalog  # type: ignore[attr-defined]
+    found = sorted({key if isinstance(key, str) else key[0] for key in keys})
+    return [*found, "no such message", "Usage", "Usage: ", "\ud800", "\x00"]
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_the_runtime_reader_answers_as_the_standard_library(lang: str) -> None:
+    """`translations` reads only the messages looked up (parsing the whole .mo cost every
+    text command 2 ms): for every message, plural counts and missing messages included, it
+    answers what `gettext.GNUTranslations` answers."""
+    data = catalogue_path(lang).read_bytes()
+    reference = gettext.GNUTranslations(io.BytesIO(data))
+    messages = _ids(reference)
+    assert len(messages) > 300
+    assert _answers(translations(lang), messages) == _answers(reference, messages)
+
+
+def _compiled(locale: str, entries: dict[str | tuple[str, str], str | tuple[str, ...]]) -> bytes:
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+
+    catalog = Catalog(locale=locale)
+    for message_id, text in entries.items():
+        catalog.add(message_id, text)
+    out = io.BytesIO()
+    write_mo(out, catalog)
+    return out.getvalue()
+
+
+def _big_endian(data: bytes) -> bytes:
+    """The same .mo with its header and string tables written big-endian."""
+    count, originals, translated, hash_size, hash_at = (
+        int.from_bytes(data[at : at + 4], "little") for at in (8, 12, 16, 20, 24)
+    )
+    words = [*range(0, 28, 4)]
+    words += [at for start in (originals, translated) for at in range(start, start + 8 * count, 4)]
+    words += range(hash_at, hash_at + 4 * hash_size, 4)
+    swapped = bytearray(data)
+    for at in words:
+        swapped[at : at + 4] = data[at : at + 4][::-1]
+    return bytes(swapped)
+
+
+PLURAL_ENTRIES: dict[str | tuple[str, str], str | tuple[str, ...]] = {
+    "Usage:": "Использование:",
+    ("{n} file", "{n} files"): ("{n} файл", "{n} файла", "{n} файлов"),
+    "{n} file and more": "{n} файл и больше",  # sorts right after the plural's singular
+    "untranslated": "",
+}
+
+
+@pytest.mark.parametrize("order", ["little", "big"])
+def test_the_reader_follows_the_plural_rule_and_byte_order_of_any_catalogue(order: str) -> None:
+    # Russian: three forms, chosen by an expression the header states.
+    data = _compiled("ru", PLURAL_ENTRIES)
+    data = data if order == "little" else _big_endian(data)
+    reference = gettext.GNUTranslations(io.BytesIO(data))
+    messages = [*_ids(reference), "{n} file", "{n} files", "untranslated"]
+    assert _answers(MoCatalogue(data), messages) == _answers(reference, messages)
+    assert MoCatalogue(data).ngettext("{n} file", "{n} files", 5) == "{n} файлов"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: b"\x00\x00\x00\x00" + data[4:],  # not a .mo
+        lambda data: data[:4] + (7 << 16).to_bytes(4, "little") + data[8:],  # unknown version
+        lambda data: data[: len(data) // 2],  # cut short
+    ],
+)
+def test_a_damaged_catalogue_is_refused_as_the_standard_library_refuses_it(damage: Any) -> None:
+    intact = catalogue_path(CODES[0]).read_bytes()
+    data = damage(intact)
+    with pytest.raises(OSError):
+        gettext.GNUTranslations(io.BytesIO(data))
+    # Read when it is looked up: refused at the latest when a message leads to a lost string.
+    with pytest.raises(OSError):
+        _answers(MoCatalogue(data), _ids(gettext.GNUTranslations(io.BytesIO(intact))))
 
 
 def test_no_catalogue_is_left_for_a_language_outside_the_list() -> None:

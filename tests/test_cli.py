@@ -395,15 +395,33 @@ def test_console_script_and_module_entry_points() -> None:
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
+LLAMA_FOLDER = str(Path(__file__).resolve().parents[1] / "snippets" / "models" / "llama-3-8b")
+# What a run that needs none of them would pay for at start-up (benchmarks/cli_startup.py,
+# benchmarks/model_bench.py): json's regular expressions, dataclasses' generated methods, the
+# whole-catalogue .mo parse (it imports struct), Babel, pint, torch.
+NEVER = ("torch", "pint", "babel", "json", "dataclasses", "struct")
+
+
 @pytest.mark.parametrize(
     ("args", "absent"),
     [
-        (["weights", "--params", "7e9", "--bits", "16"], ("torch", "pint", "babel", "json")),
-        (["convert", "2 gibibytes", "MiB"], ("torch", "pint", "babel")),  # a long name: no pint
-        (["convert", "1 YB", "B", "--json"], ("torch", "pint", "babel", "json")),
-        ([*kv_args(), "--lang", "id"], ("torch", "pint", "babel")),
-        (["--help"], ("torch", "pint", "babel")),
-        (["weights", "--help", "--lang", "id"], ("torch", "pint", "babel", "fractions")),
+        (["weights", "--params", "7e9", "--bits", "16"], NEVER),
+        (["weights", "--params", "7e9", "--bits", "16", "--json"], NEVER),
+        (["convert", "2 gibibytes", "MiB"], NEVER),  # a long name: no pint
+        (["convert", "1 YB", "B", "--json"], NEVER),
+        ([*kv_args(), "--lang", "id"], NEVER),
+        # The app's --help lists the commands from their help texts: none is built.
+        (["--help"], (*NEVER, "fractions", "iteragpu.core.numbers")),
+        (["weights", "--help", "--lang", "id"], (*NEVER, "fractions")),
+        # A folder with a config.json and no weight files: no weight-file reader, no json.
+        (
+            ["model", LLAMA_FOLDER, "--tokens", "8192", "--json"],
+            (*NEVER, "iteragpu.models.safetensors", "iteragpu.models.gguf", "gguf"),
+        ),
+        (
+            ["model", LLAMA_FOLDER, "--tokens", "8192"],
+            (*NEVER, "iteragpu.models.safetensors", "iteragpu.models.gguf", "gguf"),
+        ),
     ],
 )
 def test_fast_paths_import_neither_torch_nor_pint(args: list[str], absent: tuple[str, ...]) -> None:
@@ -418,6 +436,58 @@ def test_fast_paths_import_neither_torch_nor_pint(args: list[str], absent: tuple
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_console_script_freezes_what_survives_and_app_does_not() -> None:
+    """`main` (the console script) leaves the surviving objects out of the interpreter's exit
+    collections; `app()` called in a process that goes on changes nothing of its collector."""
+    code = (
+        "import gc, sys\n"
+        "from iteragpu.cli.app import app, main\n"
+        "try:\n"
+        f"    app({W!r}, prog_name='iteragpu')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "after_app = gc.get_freeze_count()\n"
+        f"sys.argv = ['iteragpu', *{W!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        "print(after_app, gc.get_freeze_count() > 0, gc.isenabled(), file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.split() == ["0", "True", "True"]
+    assert "14,000,000,000" in out.stdout
+
+
+def test_the_help_lists_each_command_as_its_built_command_would() -> None:
+    """The app's --help lists the commands without building them: the short help of each is
+    what the command built by typer gives, in every language."""
+    import click
+    import typer.main
+
+    from iteragpu.cli.app import COMMANDS, IteraGPU
+    from iteragpu.cli.click_text import ReaderCatalogue, localize
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, IteraGPU)
+    ctx = click.Context(group, info_name="iteragpu")
+    for lang in CODES:
+        catalogue = ReaderCatalogue(lang, help_asked=True)
+        group.catalogue, group.listing = catalogue, True
+        try:
+            listed = {name: group.get_command(ctx, name) for name in COMMANDS}
+        finally:
+            group.listing = False
+        for name, (_, typer_of) in COMMANDS.items():
+            built = typer.main.get_command(typer_of())
+            localize(built, catalogue)
+            shown, expected = listed[name], built
+            assert shown is not None and not shown.hidden
+            for limit in (20, 45, 74, 200):
+                assert shown.get_short_help_str(limit) == expected.get_short_help_str(limit), name
+        assert not group.commands  # nothing was built for the listing
 
 
 def test_a_json_run_reads_no_catalogue() -> None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lab_support import RESULT_1_0_0
-from results_support import run_node, synthetic_result
+from results_support import ROOT, run_node, synthetic_result
 
 from iteragpu.docs_tools.results_page import example_path
 from iteragpu.gpus.evidence import MAX_EVIDENCE_BYTES, EvidenceError, _load
@@ -274,3 +275,69 @@ def test_a_schema_keyword_the_viewer_does_not_check_is_refused(tmp_path: Path) -
     run_node("verdicts", [])  # skips where node is missing
     done = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "results.js does not check the schema keyword maxLength"
+
+
+def test_readings_that_cannot_be_true_are_refused_where_they_are(tmp_path: Path) -> None:
+    """Schema-valid results whose readings contradict each other: the viewer and the evidence
+    reader refuse them alike, naming the first reading at fault."""
+    document = json.loads(synthetic_result(tmp_path, "simulated").read_text("utf-8"))
+    phase = next(i for i, p in enumerate(document["phases"]) if p["end_allocated_bytes"])
+    end = document["phases"][phase]["end_allocated_bytes"]
+
+    def changed(**values: Any) -> bytes:
+        mutated = copy.deepcopy(document)
+        mutated["phases"][phase].update(values)
+        return _text(mutated).encode()
+
+    unavailable = copy.deepcopy(document)
+    unavailable["counters_unavailable_reason"] = "PYTORCH_NO_CUDA_MEMORY_CACHING=1"
+    unread = copy.deepcopy(document)
+    unread["phases"][phase]["end_reserved_bytes"] = None
+    unread["phases"][phase]["read_errors"] = {}
+    start = document["phases"][phase]["start_allocated_bytes"]
+    cases = [
+        ("peak below end", changed(peak_allocated_bytes=1)),
+        ("peak below start", changed(start_reserved_bytes=10**12, end_reserved_bytes=10**12)),
+        ("reserved below allocated", changed(end_reserved_bytes=end - 1)),
+        ("read while unavailable", _text(unavailable).encode()),
+        ("unread without error", _text(unread).encode()),
+    ]
+    rows = {name: (accepted, answer) for name, accepted, answer in _compare(tmp_path, cases)}
+    where = f"/phases/{phase}/"
+    assert rows["peak below end"][1]["problem"] == {
+        "code": "peak_below_end" if start <= 1 else "peak_below_start",
+        "where": where + "peak_allocated_bytes",
+        "peak": "1",
+        "level": str(end if start <= 1 else start),
+    }
+    assert rows["peak below start"][1]["problem"]["code"] == "peak_below_start"
+    assert rows["peak below start"][1]["problem"]["where"] == where + "peak_reserved_bytes"
+    assert rows["reserved below allocated"][1]["problem"] == {
+        "code": "reserved_below_allocated",
+        "where": where + "end_reserved_bytes",
+        "reserved": str(end - 1),
+        "allocated": str(end),
+    }
+    assert rows["read while unavailable"][1]["problem"]["code"] == "counter_while_unavailable"
+    assert rows["unread without error"][1]["problem"] == {
+        "code": "counter_not_read",
+        "where": where + "end_reserved_bytes",
+    }
+    for name, (accepted, answer) in rows.items():
+        assert not accepted and not answer["ok"], name
+    # The reader's message names the same place (the CLI says it in the reader's language).
+    path = tmp_path / "peak.json"
+    path.write_bytes(changed(peak_allocated_bytes=1))
+    with pytest.raises(EvidenceError, match=where + "peak_allocated_bytes"):
+        _load(path)
+
+
+def test_every_problem_the_viewer_names_has_its_words_on_each_results_page() -> None:
+    script = (ROOT / "src" / "iteragpu" / "web" / "results.js").read_text("utf-8")
+    codes = set(re.findall(r'problem\(\s*"([a-z0-9_]+)"', script))
+    codes |= set(re.findall(r'\? "([a-z0-9_]+)" : "([a-z0-9_]+)"', script)[0])
+    assert {"peak_below_end", "reserved_below_allocated", "too_large"} <= codes
+    for lang in CODES:
+        page = (ROOT / "docs" / lang / "docs" / "results.md").read_text("utf-8")
+        words = dict(re.findall(r'<span data-problem="([a-z0-9_]+)">([^<]+)</span>', page))
+        assert codes <= set(words), (lang, sorted(codes - set(words)))

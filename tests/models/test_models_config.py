@@ -11,7 +11,7 @@ import pytest
 from published_configs import GEMMA_2_9B, LLAMA_3_8B, MISTRAL_7B_V01
 
 from iteragpu.core.kv_cache import kv_cache_bytes
-from iteragpu.models.config import FULL, SLIDING, load_config, parse_config
+from iteragpu.models.config import FULL, SLIDING, _json_loads, load_config, parse_config
 from iteragpu.models.errors import ConfigError, ModelInputError, UnsupportedModelError
 from iteragpu.models.kv import Cache, estimate_kv, layer_layouts
 from iteragpu.models.parameters import count_parameters
@@ -204,6 +204,60 @@ def test_unreadable_config_files(tmp_path: Path) -> None:
     (tmp_path / "list.json").write_text("[]", "utf-8")
     with pytest.raises(ConfigError, match="not a JSON object"):
         load_config(tmp_path / "list.json")
+
+
+JSON_TEXTS = [
+    json.dumps(LLAMA_3_8B),
+    json.dumps(LLAMA_3_8B, indent=2, ensure_ascii=False),
+    " \n\t{}\r\n",
+    '[1, 2.5, -3e-7, 1E400, true, false, null, "\\u00e9\\n\\ud83d\\ude00", "é"]',
+    '{"a": NaN, "b": Infinity, "c": -Infinity}',
+    '{"a": 1, "a": 2}',
+    "12345678901234567890123",
+    '"text"',
+    # Not JSON, or not JSON that json.loads reads: its errors, word for word.
+    "",
+    "   ",
+    "{not json",
+    '{"a": 1,,}',
+    '{\n  "a": 1\n  "b": 2\n}',
+    '{"a": 1} x',
+    '{"a": 1}{}',
+    "\ufeff{}",
+    '{"a": "\x01"}',
+    '{"a": 01}',
+    "'a'",
+    "[1,]",
+    "[" * 100_000 + "]" * 100_000,  # nested too deeply
+    "1" * 5000,  # more digits than int() converts
+]
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS, ids=range(len(JSON_TEXTS)))
+def test_the_config_reader_parses_as_json_loads(text: str) -> None:
+    """The config reader's JSON goes through json's own C scanner without importing `json`;
+    values and errors are those of `json.loads`."""
+
+    def outcome(loads: Any) -> tuple[Any, ...]:
+        try:
+            return ("value", repr(loads(text)))  # repr: NaN is not equal to itself
+        except RecursionError:
+            return ("RecursionError",)
+        except ValueError as error:
+            return (type(error).__name__, str(error))
+
+    assert outcome(_json_loads) == outcome(json.loads)
+
+
+def test_a_config_that_is_not_json_is_located_as_json_locates_it(tmp_path: Path) -> None:
+    text = '{\n  "model_type": "llama",\n  "num_hidden_layers": 32,,\n}'
+    (tmp_path / "config.json").write_text(text, "utf-8")
+    with pytest.raises(json.JSONDecodeError) as where:
+        json.loads(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "config.json")
+    assert caught.value.values["line"] == str(where.value.lineno) == "3"
+    assert caught.value.values["column"] == str(where.value.colno)
 
 
 def test_parameters_need_the_vocabulary() -> None:

@@ -12,7 +12,6 @@ still spelled so in click's or typer's source).
 
 from __future__ import annotations
 
-import gettext
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from typing import Final, Protocol
 
 import click
 
-from iteragpu.i18n.catalogue import N_, translations
+from iteragpu.i18n.catalogue import N_, MoCatalogue, translations
 from iteragpu.i18n.languages import CODES
 
 
@@ -77,9 +76,9 @@ class ReaderCatalogue:
     def __init__(self, lang: str, help_asked: bool) -> None:
         self.lang = lang
         self.help_asked = help_asked
-        self._read: gettext.GNUTranslations | None = None
+        self._read: MoCatalogue | None = None
 
-    def _catalogue(self) -> gettext.GNUTranslations:
+    def _catalogue(self) -> MoCatalogue:
         if self._read is None:
             self._read = translations(self.lang)
         return self._read

@@ -8,9 +8,9 @@ allocates its maximum length up front; a quantized cache may store a fractional 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from iteragpu.core.records import Record
 from iteragpu.core.units import gib
 
 K_AND_V = 2
@@ -25,8 +25,7 @@ MAX_SEQUENCES = 10**6
 MAX_BYTES_PER_VALUE = 8
 
 
-@dataclass(frozen=True)
-class KVCacheSpec:
+class KVCacheSpec(Record):
     layers: int
     kv_heads: int
     head_dim: int

@@ -9,11 +9,11 @@ cross-check of the figure checker and the tests (`iteragpu.docs_tools.pint_units
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from iteragpu.core.numbers import InputError, exact_decimal_text, parse_number, shown
+from iteragpu.core.records import Record
 from iteragpu.core.units import (
     BIT_UNITS,
     BYTES_PER_UNIT,
@@ -27,8 +27,7 @@ _UNIT_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 _KNOWN_UNITS = "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, bit, kb, Mb, Gb, Tb"
 
 
-@dataclass(frozen=True)
-class Conversion:
+class Conversion(Record):
     """An exact byte count and its value in a unit."""
 
     byte_count: Fraction

@@ -202,7 +202,72 @@ def _load(path: Path) -> dict[str, Any]:
     _validate_schema(result)
     if not isinstance(result, dict):  # the schema says so; this tells mypy
         raise EvidenceError("not a JSON object")
+    _check_sense(result)
     return result
+
+
+def _check_sense(result: dict[str, Any]) -> None:
+    """Refuse the first reading that cannot be true, naming where it is (a JSON Pointer), in
+    the order web/results.js checks them (the viewer's verdicts are pinned to these):
+
+    - a counter read although the run says its counters were unavailable (caching off: PyTorch
+      then reports 0 whatever is allocated, which the lab never records as a reading);
+    - a counter of a completed phase left unread with no read error saying why;
+    - a phase's peak below its own start or end level (the lab resets the peaks after reading
+      the start levels, and reads the peaks before the end levels);
+    - reserved below allocated at the same reading (the caching allocator reserves every block
+      it hands out).
+    """
+    unavailable = result.get("counters_unavailable_reason")
+    for index, phase in enumerate(result["phases"]):
+
+        def where(key: str, index: int = index) -> str:
+            return f"/phases/{index}/{key}"
+
+        errors = phase.get("read_errors") or {}
+        for key in COUNTER_KEYS:
+            value = phase[key]
+            if unavailable is not None and value is not None:
+                raise EvidenceError(
+                    "{where} holds a reading, but the run says its counters could not be read",
+                    where=where(key),
+                )
+            completed = phase["status"] == "ok"
+            if unavailable is None and value is None and completed and key not in errors:
+                raise EvidenceError(
+                    "{where} was not read in a completed phase, and no read error says why",
+                    where=where(key),
+                )
+        for kind in ("allocated", "reserved"):
+            peak = phase[f"peak_{kind}_bytes"]
+            for level_name in ("start", "end"):
+                level = phase[f"{level_name}_{kind}_bytes"]
+                if peak is None or level is None or peak >= level:
+                    continue
+                values = {"where": where(f"peak_{kind}_bytes"), "peak": str(peak)}
+                # Two literal templates: the catalogue extracts each message as written.
+                if level_name == "start":
+                    raise EvidenceError(
+                        "{where}: the peak, {peak} B, is below the phase's start level, {level} B",
+                        level=str(level),
+                        **values,
+                    )
+                raise EvidenceError(
+                    "{where}: the peak, {peak} B, is below the phase's end level, {level} B",
+                    level=str(level),
+                    **values,
+                )
+        for reading in ("start", "peak", "end"):
+            allocated = phase[f"{reading}_allocated_bytes"]
+            reserved = phase[f"{reading}_reserved_bytes"]
+            if allocated is not None and reserved is not None and reserved < allocated:
+                raise EvidenceError(
+                    "{where}: reserved, {reserved} B, is below allocated, {allocated} B, "
+                    "at the same reading",
+                    where=where(f"{reading}_reserved_bytes"),
+                    reserved=str(reserved),
+                    allocated=str(allocated),
+                )
 
 
 def _refuse_constant(name: str) -> NoReturn:

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, NamedTuple
+from typing import Any, Final
+
+_NO_WORDS: Final[Mapping[str, int]] = MappingProxyType({})
 
 
-class Language(NamedTuple):
-    """One language (a NamedTuple: the CLI reads the list at every start, and creating a
-    dataclass costs about a millisecond there)."""
+class Language:
+    """One language, read-only. A plain class: the CLI reads the list at every start, where
+    creating a NamedTuple class costs about half a millisecond and a dataclass about one
+    (benchmarks/cli_startup.py)."""
+
+    __slots__ = ("code", "name", "number_words", "search_lang")
 
     code: str
     """BCP 47 code, also the Babel locale, the `--lang` value and the site's folder."""
@@ -26,8 +31,39 @@ class Language(NamedTuple):
     search_lang: str
     """The site search's language: Material's worker loads `lunr.<search_lang>.min.js`, which
     iteragpu.docs_tools.site_search writes for the languages it has an analyzer for."""
-    number_words: Mapping[str, int] = MappingProxyType({})
+    number_words: Mapping[str, int]
     """Words that multiply a figure written in prose (억, miliar), for the figure checker."""
+
+    def __init__(
+        self, code: str, name: str, search_lang: str, number_words: Mapping[str, int] = _NO_WORDS
+    ) -> None:
+        for field, value in (
+            ("code", code),
+            ("name", name),
+            ("search_lang", search_lang),
+            ("number_words", number_words),
+        ):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Language is read-only: {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Language):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # its number words are a mapping
+
+    def __repr__(self) -> str:
+        code, name, search_lang, number_words = self._values()
+        return (
+            f"Language(code={code!r}, name={name!r}, search_lang={search_lang!r}, "
+            f"number_words={number_words!r})"
+        )
+
+    def _values(self) -> tuple[str, str, str, Mapping[str, int]]:
+        return self.code, self.name, self.search_lang, self.number_words
 
 
 LANGUAGES: Final[tuple[Language, ...]] = (

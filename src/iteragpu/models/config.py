@@ -11,12 +11,11 @@ defaulted: a config without them is refused.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from iteragpu.core.records import Record
 from iteragpu.models.errors import ConfigError, UnsupportedModelError
 
 FULL: Final = "full_attention"
@@ -58,8 +57,7 @@ _DEEPSEEK: Final[dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(Record):
     """What a decoder family's layers hold, beyond what its config states."""
 
     defaults: Mapping[str, Any]
@@ -126,8 +124,7 @@ _STATE_KEYS: Final = ("ssm_cfg", "mamba_d_state", "layers_block_type", "linear_a
 _CACHE_KINDS: Final = frozenset({FULL, SLIDING})
 
 
-@dataclass(frozen=True)
-class MlaConfig:
+class MlaConfig(Record):
     """DeepSeek's multi-head latent attention and its mixture of experts."""
 
     kv_lora_rank: int
@@ -145,8 +142,7 @@ class MlaConfig:
     )
 
 
-@dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(Record):
     """The decoder of a model, as its config describes it."""
 
     model_type: str  # the decoder's family (a key of FAMILIES)
@@ -190,8 +186,12 @@ def load_config(path: Path) -> ModelConfig:
             detail=str(getattr(error, "strerror", None) or error),
         ) from None
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as error:
+        raw = _json_loads(text)
+    except ValueError as error:
+        from json import JSONDecodeError
+
+        if not isinstance(error, JSONDecodeError):
+            raise
         # The position, not the parser's English wording: the message is shown in the
         # reader's language.
         raise ConfigError(
@@ -208,6 +208,56 @@ def load_config(path: Path) -> ModelConfig:
     if not isinstance(raw, dict):
         raise ConfigError("{path}: not a JSON object", "config_not_object", path=str(path))
     return parse_config(raw, str(path))
+
+
+# What `json.loads` skips around a document (its WHITESPACE pattern).
+_JSON_WHITESPACE: Final = " \t\n\r"
+
+
+class _JsonDecoding:
+    """The settings `json.loads` gives the C scanner (`json.decoder.JSONDecoder()`'s)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {
+        "-Infinity": float("-inf"),
+        "Infinity": float("inf"),
+        "NaN": float("nan"),
+    }.__getitem__
+
+
+def _json_loads(text: str) -> Any:
+    """`json.loads(text)`, through the C scanner that `json` itself uses, without importing
+    `json`: its modules compile six regular expressions at import, about 2 ms of every
+    `iteragpu model` run (`benchmarks/model_bench.py`). Whatever the scanner does not read
+    whole (not JSON, a byte-order mark, extra data) is given to `json.loads`, which raises
+    its own error: the errors, as the values, are `json.loads`'s."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # an interpreter without CPython's accelerator
+        return _json_module_loads(text)
+    if not text.startswith("\ufeff"):
+        start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+        decoding: Any = _JsonDecoding  # the scanner reads these attributes, duck-typed
+        try:
+            value, end = make_scanner(decoding)(text, start)
+        except Exception:
+            # Not JSON (or too deep, or a huge number): json.loads raises its own error. (The
+            # scanner cannot say it itself until json.decoder is imported: a SystemError.)
+            pass
+        else:
+            if not text[end:].strip(_JSON_WHITESPACE):
+                return value
+    return _json_module_loads(text)
+
+
+def _json_module_loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
 
 
 MAX_LAYERS: Final = 100_000
@@ -443,6 +493,8 @@ class _Reader:
 
     def _bad(self, key: str, value: Any, expected: str) -> NoReturn:
         # One whole template per expectation, so that the CLI can translate each.
+        import json  # only on this error path
+
         values = {"where": self.where, "key": key, "value": json.dumps(value)[:40]}
         if expected == "a positive whole number":
             raise ConfigError(

@@ -23,12 +23,12 @@ Caches (T = tokens per sequence, W = a sliding layer's window, M = the static le
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final, Literal
 
 from iteragpu.core.kv_cache import MAX_TOKENS, cached_values_bytes
 from iteragpu.core.numbers import limit_text
+from iteragpu.core.records import Record
 from iteragpu.models.config import FULL, SLIDING, ModelConfig
 from iteragpu.models.errors import ModelInputError
 
@@ -40,8 +40,7 @@ CacheKind = Literal["dynamic", "static"]
 CACHE_KINDS: Final = ("dynamic", "static")
 
 
-@dataclass(frozen=True)
-class LayerLayout:
+class LayerLayout(Record):
     """What one decoder layer caches per token."""
 
     kind: str  # FULL or SLIDING
@@ -57,26 +56,30 @@ class LayerLayout:
 
 
 def layer_layouts(config: ModelConfig, mla_layout: MlaLayout = "mla_latent") -> list[LayerLayout]:
-    """One layout per decoder layer, in order."""
+    """One layout per decoder layer, in order (layers of one kind share their layout: a
+    layout depends on nothing else, and a config may declare 100,000 layers)."""
+    made: dict[str, LayerLayout] = {}
     layouts = []
     for kind in config.layer_kinds:
-        window = config.sliding_window if kind == SLIDING else None
-        mla = config.mla
-        if mla is None:
-            layout = LayerLayout(kind, window, PER_HEAD, config.kv_heads, *[config.head_dim] * 2)
-        elif mla_layout == MLA_LATENT:
-            layout = LayerLayout(
-                kind, window, MLA_LATENT, 1, mla.kv_lora_rank, mla.qk_rope_head_dim
-            )
-        else:
-            key = mla.qk_nope_head_dim + mla.qk_rope_head_dim
-            layout = LayerLayout(kind, window, MLA_PER_HEAD, config.heads, key, mla.v_head_dim)
+        layout = made.get(kind)
+        if layout is None:
+            layout = made[kind] = _layout(config, kind, mla_layout)
         layouts.append(layout)
     return layouts
 
 
-@dataclass(frozen=True)
-class Cache:
+def _layout(config: ModelConfig, kind: str, mla_layout: MlaLayout) -> LayerLayout:
+    window = config.sliding_window if kind == SLIDING else None
+    mla = config.mla
+    if mla is None:
+        return LayerLayout(kind, window, PER_HEAD, config.kv_heads, *[config.head_dim] * 2)
+    if mla_layout == MLA_LATENT:
+        return LayerLayout(kind, window, MLA_LATENT, 1, mla.kv_lora_rank, mla.qk_rope_head_dim)
+    key = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+    return LayerLayout(kind, window, MLA_PER_HEAD, config.heads, key, mla.v_head_dim)
+
+
+class Cache(Record):
     """A cache's kind and, for a static one, its length (None: the asked tokens)."""
 
     kind: CacheKind = "dynamic"
@@ -106,8 +109,7 @@ class Cache:
         return self.static_max_tokens
 
 
-@dataclass(frozen=True)
-class TokensHeld:
+class TokensHeld(Record):
     """Tokens of K/V storage one layer holds per sequence, at the peak and while decoding, and
     the length of its cache tensors right after the prompt (what `keys.shape[-2]` shows)."""
 
@@ -137,8 +139,7 @@ def tokens_held(layout: LayerLayout, tokens: int, cache: Cache) -> TokensHeld:
     return TokensHeld(tokens, min(tokens, window), min(tokens, window - 1))
 
 
-@dataclass(frozen=True)
-class LayerGroup:
+class LayerGroup(Record):
     """Layers of one kind and layout: how many, and their cache."""
 
     layout: LayerLayout
@@ -170,8 +171,7 @@ class LayerGroup:
         return self._bytes(self.held.decoding)
 
 
-@dataclass(frozen=True)
-class KVEstimate:
+class KVEstimate(Record):
     """The cache of every layer for `tokens` tokens of `sequences` sequences."""
 
     groups: tuple[LayerGroup, ...]

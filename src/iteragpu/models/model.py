@@ -20,7 +20,7 @@ other MLA layout's figures, else null) and `caveats` (codes of `CAVEATS`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Final
@@ -28,10 +28,9 @@ from typing import Any, Final
 from iteragpu.core.kv_cache import MAX_BYTES_PER_VALUE, MAX_SEQUENCES, MAX_TOKENS
 from iteragpu.core.numbers import exact_decimal_text, limit_text
 from iteragpu.core.quantity import byte_fields
+from iteragpu.core.records import Record
 from iteragpu.core.units import ceil_bytes, from_unit
 from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB, dense_weight_bytes
-from iteragpu.models import gguf as gguf_files
-from iteragpu.models import safetensors as safetensors_files
 from iteragpu.models.config import SLIDING, ModelConfig, load_config, parse_config
 from iteragpu.models.dtypes import dtype_bits, dtype_bytes
 from iteragpu.models.errors import ConfigError, ModelInputError
@@ -50,6 +49,8 @@ from iteragpu.models.parameters import count_parameters
 from iteragpu.models.tensors import INTEGER, WeightsInventory
 
 CONFIG_NAME: Final = "config.json"
+# The endings of what `safetensors.weight_files` looks for: its files and its index.
+_SAFETENSORS_NAMES: Final = (".safetensors", ".safetensors.index.json")
 
 # Stable codes of what the figures leave out or assume (the CLI words them per language).
 CAVEATS: Final = {
@@ -79,8 +80,7 @@ CAVEATS: Final = {
 }
 
 
-@dataclass(frozen=True)
-class Weights:
+class Weights(Record):
     """The model's weights: from its files (an inventory) or from its config at `bits`."""
 
     source: str  # "safetensors", "gguf" or "config"
@@ -90,8 +90,7 @@ class Weights:
     inventory: WeightsInventory | None = None
 
 
-@dataclass(frozen=True)
-class ModelSizing:
+class ModelSizing(Record):
     """Everything `iteragpu model` states about one model."""
 
     path: Path
@@ -189,6 +188,11 @@ def _read(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
                 name=CONFIG_NAME,
             )
         config = load_config(config_path)
+        if not _may_hold_safetensors(path):
+            return config, None
+        # Imported here: a folder with only a config.json (the common case) never pays for it.
+        from iteragpu.models import safetensors as safetensors_files
+
         found = safetensors_files.weight_files(path)
         return config, None if found is None else safetensors_files.read_inventory(found)
     if path.suffix.lower() == ".safetensors":
@@ -199,12 +203,25 @@ def _read(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
             path=str(path),
         )
     if path.suffix.lower() == ".gguf":
+        from iteragpu.models import gguf as gguf_files
+
         reader = gguf_files.open_gguf(path)
         inventory = gguf_files.read_inventory(path, reader)
         return parse_config(gguf_files.config_from_metadata(path, reader), str(path)), inventory
     if not path.exists():
         raise ModelInputError("{path}: no such file or folder", "missing_path", path=str(path))
     return load_config(path), None
+
+
+def _may_hold_safetensors(folder: Path) -> bool:
+    """False when no name in `folder` could be a safetensors file or index: the reader would
+    find none. One listing, case-insensitive (wider than the reader's own match), where the
+    reader's glob would compile a pattern."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return True  # the reader says what is wrong with the folder
+    return any(name.lower().endswith(_SAFETENSORS_NAMES) for name in names)
 
 
 def _weights(

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeGuard
 
+from iteragpu.core.records import Record
 from iteragpu.models.errors import HeaderError, MissingShardError, UnknownDtypeError
 from iteragpu.models.tensors import (
     FLOAT,
@@ -61,8 +61,7 @@ DTYPE_BITS: Final[dict[str, int]] = {
 _INTEGER_DTYPES: Final = frozenset({"I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL"})
 
 
-@dataclass(frozen=True)
-class TensorHeader:
+class TensorHeader(Record):
     name: str
     dtype: str
     shape: tuple[int, ...]
@@ -190,8 +189,7 @@ def _error(
     return HeaderError("{path}: " + detail, reason, path=str(path), **sized, **values)
 
 
-@dataclass(frozen=True)
-class SafetensorsFiles:
+class SafetensorsFiles(Record):
     """The files that hold a model, and the index's tensor-to-shard map when sharded."""
 
     files: tuple[Path, ...]

@@ -15,8 +15,9 @@ A tensor is one of four formats:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
+
+from iteragpu.core.records import Record
 
 FLOAT: Final = "float"
 QUANTIZED_BLOCKS: Final = "quantized_blocks"
@@ -63,8 +64,7 @@ def is_quantization_metadata(name: str) -> bool:
     return last in _METADATA_SUFFIXES or ".quant_state." in name or last.startswith("quant_state")
 
 
-@dataclass(frozen=True)
-class TensorGroup:
+class TensorGroup(Record):
     """Tensors of one format and dtype: how many, their elements and their bytes."""
 
     format: str
@@ -74,8 +74,7 @@ class TensorGroup:
     bytes: int
 
 
-@dataclass(frozen=True)
-class WeightsInventory:
+class WeightsInventory(Record):
     """The tensors of a model's weight files, grouped, with exact byte counts."""
 
     source: str  # "safetensors" or "gguf"

@@ -517,7 +517,80 @@
     }
     var found = validate(schema, value);
     if (found) return { ok: false, problem: found };
-    return { ok: true, result: plain(value) };
+    var result = plain(value);
+    var senseless = senseProblem(result);
+    if (senseless) return { ok: false, problem: senseless };
+    return { ok: true, result: result };
+  }
+
+  var COUNTERS = [
+    "start_allocated_bytes",
+    "start_reserved_bytes",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+    "end_allocated_bytes",
+    "end_reserved_bytes",
+  ];
+
+  /**
+   * The first reading of a schema-valid result that cannot be true, as
+   * iteragpu.gpus.evidence._sense_problem finds it (same order, same codes): a counter read
+   * although the run says the counters were unavailable; a counter of a completed phase left
+   * unread with no read error saying why; a phase's peak below its own start or end level;
+   * reserved below allocated at the same reading. Null when every reading makes sense.
+   */
+  function senseProblem(result) {
+    var unavailable = result.counters_unavailable_reason;
+    for (var i = 0; i < result.phases.length; i++) {
+      var phase = result.phases[i];
+      var where = function (key) {
+        return "/phases/" + i + "/" + key;
+      };
+      for (var k = 0; k < COUNTERS.length; k++) {
+        var key = COUNTERS[k];
+        var value = phase[key];
+        if (unavailable !== null && unavailable !== undefined && value !== null) {
+          return problem("counter_while_unavailable", { where: where(key) });
+        }
+        var errors = phase.read_errors || {};
+        if (
+          (unavailable === null || unavailable === undefined) &&
+          value === null &&
+          phase.status === "ok" &&
+          !Object.prototype.hasOwnProperty.call(errors, key)
+        ) {
+          return problem("counter_not_read", { where: where(key) });
+        }
+      }
+      var kinds = ["allocated", "reserved"];
+      for (var a = 0; a < kinds.length; a++) {
+        var peak = phase["peak_" + kinds[a] + "_bytes"];
+        var levels = ["start", "end"];
+        for (var b = 0; b < levels.length; b++) {
+          var level = phase[levels[b] + "_" + kinds[a] + "_bytes"];
+          if (peak !== null && level !== null && peak < level) {
+            return problem(levels[b] === "start" ? "peak_below_start" : "peak_below_end", {
+              where: where("peak_" + kinds[a] + "_bytes"),
+              peak: String(peak),
+              level: String(level),
+            });
+          }
+        }
+      }
+      var readings = ["start", "peak", "end"];
+      for (var r = 0; r < readings.length; r++) {
+        var allocated = phase[readings[r] + "_allocated_bytes"];
+        var reserved = phase[readings[r] + "_reserved_bytes"];
+        if (allocated !== null && reserved !== null && reserved < allocated) {
+          return problem("reserved_below_allocated", {
+            where: where(readings[r] + "_reserved_bytes"),
+            reserved: String(reserved),
+            allocated: String(allocated),
+          });
+        }
+      }
+    }
+    return null;
   }
 
   // ------------------------------------------------------------------------------------------
