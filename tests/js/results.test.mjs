@@ -92,6 +92,8 @@ test("a keyword the viewer does not check stops it", () => {
 test("a counter not read stays null in the comparison, never 0", () => {
   const doc = JSON.parse(example);
   doc.phases[0].end_allocated_bytes = null;
+  // As the lab writes an unread counter of a completed phase: with the read error that says why.
+  doc.phases[0].read_errors = { end_allocated_bytes: "RuntimeError: simulated read failure" };
   const read = results.readResult(encode(JSON.stringify(doc)), schema);
   assert.equal(read.ok, true);
   const c = results.compare(read.result, null, null);
@@ -99,6 +101,15 @@ test("a counter not read stays null in the comparison, never 0", () => {
   assert.equal(c.differenceBytes, null);
   assert.equal(c.differenceShare, null);
   assert.equal(c.modelLoadCachedBytes, null);
+});
+
+test("an unread counter of a completed phase with no read error is refused there", () => {
+  const doc = JSON.parse(example);
+  doc.phases[0].end_allocated_bytes = null;
+  doc.phases[0].read_errors = {};
+  const read = results.readResult(encode(JSON.stringify(doc)), schema);
+  assert.equal(read.ok, false);
+  assert.deepEqual(read.problem, { code: "counter_not_read", where: "/phases/0/end_allocated_bytes" });
 });
 
 test("the chart's rows: one per phase, warm_forward's last repeat", () => {
