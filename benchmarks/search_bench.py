@@ -5,9 +5,9 @@ language file the project adds (iteragpu.docs_tools.site_search: Korean morpheme
 stems and Sastrawi's stemmer), raw and gzip; then, in headless Chromium, the time from opening
 the home page to a ready search, and the median time from the last character of each query of
 the language's query set (tests/website/search_queries/) to its results, with its ratio to
-100 ms (the delay under which a response feels instant; goal: under it, through
-benchmarks/goals.py). A benchmark, not a test: it reports, and its exit status says whether the
-goals held.
+100 ms (the delay under which a response feels instant: a reference, not a goal; the search's
+goals are the query sets' hit rates, which tests/website/test_search.py holds). A benchmark: it
+reports, never fails on time.
 
     python benchmarks/search_bench.py [--site-dir site] [--lang CODE ...]
 """
@@ -21,7 +21,6 @@ import http.server
 import threading
 from pathlib import Path
 
-from goals import check, exit_status
 
 from iteragpu.docs_tools import search_check
 from iteragpu.docs_tools.chromium import CHROMIUM, CHROMIUM_ARGS
@@ -67,7 +66,6 @@ def main() -> int:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    held: list[bool] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for code in codes:
@@ -81,14 +79,10 @@ def main() -> int:
                 f"over {len(outcomes)} queries; right page in the top {search_check.TOP} for "
                 f"{float(search_check.share(outcomes)):.1%}"
             )
-            what = f"ratio to {INSTANT_MS:.0f} ms"
-            held.append(
-                check(f"search {code}: keystroke to results", median / INSTANT_MS, 1, what, "<")
-            )
             page.close()
         browser.close()
     server.shutdown()
-    return exit_status(held)
+    return 0
 
 
 if __name__ == "__main__":
