@@ -21,7 +21,6 @@ import http.server
 import threading
 from pathlib import Path
 
-
 from iteragpu.docs_tools import search_check
 from iteragpu.docs_tools.chromium import CHROMIUM, CHROMIUM_ARGS
 from iteragpu.docs_tools.site_search import LANGUAGE_FILE
