@@ -5,10 +5,11 @@ strict JSON (no NaN or infinities, no fractions or exponents, integers within 64
 duplicate keys, nesting at most `MAX_NESTING`), valid against the lab's own
 `result.schema.json`, and consistent in the ways a schema cannot express (the measured device is
 listed once, with a name; a reserved peak within the device's capacity; the outcome agreeing
-with its phases). Anything else is an `EvidenceError` with a one-line message, written as a
-catalogue template and values (`iteragpu.core.numbers.InputError`) so that the CLI can say it
-in the reader's language: nothing of the JSON parser's or the schema validator's English wording
-is passed on, only positions, keys and the schema's rule names.
+with its phases; readings that can be true together, `_check_sense`). Anything else is an
+`EvidenceError` with a one-line message, written as a catalogue template and values
+(`iteragpu.core.numbers.InputError`) so that the CLI can say it in the reader's language:
+nothing of the JSON parser's or the schema validator's English wording is passed on, only
+positions, keys and the schema's rule names.
 """
 
 from __future__ import annotations
@@ -218,25 +219,22 @@ def _check_sense(result: dict[str, Any]) -> None:
     - reserved below allocated at the same reading (the caching allocator reserves every block
       it hands out).
     """
-    unavailable = result.get("counters_unavailable_reason")
+    available = result.get("counters_unavailable_reason") is None
     for index, phase in enumerate(result["phases"]):
-
-        def where(key: str, index: int = index) -> str:
-            return f"/phases/{index}/{key}"
-
+        at = f"/phases/{index}/"
         errors = phase.get("read_errors") or {}
         for key in COUNTER_KEYS:
             value = phase[key]
-            if unavailable is not None and value is not None:
+            if not available and value is not None:
                 raise EvidenceError(
                     "{where} holds a reading, but the run says its counters could not be read",
-                    where=where(key),
+                    where=at + key,
                 )
             completed = phase["status"] == "ok"
-            if unavailable is None and value is None and completed and key not in errors:
+            if available and value is None and completed and key not in errors:
                 raise EvidenceError(
                     "{where} was not read in a completed phase, and no read error says why",
-                    where=where(key),
+                    where=at + key,
                 )
         for kind in ("allocated", "reserved"):
             peak = phase[f"peak_{kind}_bytes"]
@@ -244,7 +242,7 @@ def _check_sense(result: dict[str, Any]) -> None:
                 level = phase[f"{level_name}_{kind}_bytes"]
                 if peak is None or level is None or peak >= level:
                     continue
-                values = {"where": where(f"peak_{kind}_bytes"), "peak": str(peak)}
+                values = {"where": f"{at}peak_{kind}_bytes", "peak": str(peak)}
                 # Two literal templates: the catalogue extracts each message as written.
                 if level_name == "start":
                     raise EvidenceError(
@@ -264,7 +262,7 @@ def _check_sense(result: dict[str, Any]) -> None:
                 raise EvidenceError(
                     "{where}: reserved, {reserved} B, is below allocated, {allocated} B, "
                     "at the same reading",
-                    where=where(f"{reading}_reserved_bytes"),
+                    where=f"{at}{reading}_reserved_bytes",
                     reserved=str(reserved),
                     allocated=str(allocated),
                 )

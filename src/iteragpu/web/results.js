@@ -523,14 +523,15 @@
     return { ok: true, result: result };
   }
 
-  var COUNTERS = [
-    "start_allocated_bytes",
-    "start_reserved_bytes",
-    "peak_allocated_bytes",
-    "peak_reserved_bytes",
-    "end_allocated_bytes",
-    "end_reserved_bytes",
-  ];
+  // A phase's six counters, in the order the lab writes them: each reading, allocated first.
+  var READINGS = ["start", "peak", "end"];
+  var KINDS = ["allocated", "reserved"];
+  var COUNTERS = [];
+  READINGS.forEach(function (reading) {
+    KINDS.forEach(function (kind) {
+      COUNTERS.push(reading + "_" + kind + "_bytes");
+    });
+  });
 
   /**
    * The first reading of a schema-valid result that cannot be true, as
@@ -541,49 +542,41 @@
    */
   function senseProblem(result) {
     var unavailable = result.counters_unavailable_reason;
+    var available = unavailable === null || unavailable === undefined;
     for (var i = 0; i < result.phases.length; i++) {
       var phase = result.phases[i];
-      var where = function (key) {
-        return "/phases/" + i + "/" + key;
-      };
+      var at = "/phases/" + i + "/";
+      var errors = phase.read_errors || {};
       for (var k = 0; k < COUNTERS.length; k++) {
         var key = COUNTERS[k];
-        var value = phase[key];
-        if (unavailable !== null && unavailable !== undefined && value !== null) {
-          return problem("counter_while_unavailable", { where: where(key) });
+        if (!available && phase[key] !== null) {
+          return problem("counter_while_unavailable", { where: at + key });
         }
-        var errors = phase.read_errors || {};
-        if (
-          (unavailable === null || unavailable === undefined) &&
-          value === null &&
-          phase.status === "ok" &&
-          !Object.prototype.hasOwnProperty.call(errors, key)
-        ) {
-          return problem("counter_not_read", { where: where(key) });
+        var explained = Object.prototype.hasOwnProperty.call(errors, key);
+        if (available && phase[key] === null && phase.status === "ok" && !explained) {
+          return problem("counter_not_read", { where: at + key });
         }
       }
-      var kinds = ["allocated", "reserved"];
-      for (var a = 0; a < kinds.length; a++) {
-        var peak = phase["peak_" + kinds[a] + "_bytes"];
+      for (var a = 0; a < KINDS.length; a++) {
+        var peak = phase["peak_" + KINDS[a] + "_bytes"];
         var levels = ["start", "end"];
         for (var b = 0; b < levels.length; b++) {
-          var level = phase[levels[b] + "_" + kinds[a] + "_bytes"];
+          var level = phase[levels[b] + "_" + KINDS[a] + "_bytes"];
           if (peak !== null && level !== null && peak < level) {
             return problem(levels[b] === "start" ? "peak_below_start" : "peak_below_end", {
-              where: where("peak_" + kinds[a] + "_bytes"),
+              where: at + "peak_" + KINDS[a] + "_bytes",
               peak: String(peak),
               level: String(level),
             });
           }
         }
       }
-      var readings = ["start", "peak", "end"];
-      for (var r = 0; r < readings.length; r++) {
-        var allocated = phase[readings[r] + "_allocated_bytes"];
-        var reserved = phase[readings[r] + "_reserved_bytes"];
+      for (var r = 0; r < READINGS.length; r++) {
+        var allocated = phase[READINGS[r] + "_allocated_bytes"];
+        var reserved = phase[READINGS[r] + "_reserved_bytes"];
         if (allocated !== null && reserved !== null && reserved < allocated) {
           return problem("reserved_below_allocated", {
-            where: where(readings[r] + "_reserved_bytes"),
+            where: at + READINGS[r] + "_reserved_bytes",
             reserved: String(reserved),
             allocated: String(allocated),
           });
