@@ -8,7 +8,9 @@ folder, then runs, alternately over many rounds after a warm-up:
   (`pip install vramcalc==0.1.2`, no dependencies) reads the same config offline and prints
   its estimate as JSON;
 - for information: `iteragpu model ...` as a table, and `python -c "import typer"`, the floor
-  every `iteragpu` command stands on (benchmarks/cli_startup.py holds the CLI to it).
+  the other `iteragpu` commands stand on (benchmarks/cli_startup.py holds them to it): it costs
+  more than the peer's whole run, so the console script answers these `model` invocations on a
+  fast path that imports neither typer nor click (`iteragpu.cli.fast`).
 
 The medians give the ratios, all from one run, with the project's bytecode compiled first (as
 an installed package has it), and the load average is printed before and after: both sides

@@ -238,6 +238,7 @@ def sizer_data() -> dict[str, Any]:
     """What the sizer page embeds: defaults, tasks, catalog and number symbols per language."""
     from iteragpu.docs_tools.sizer_vectors import DEFAULT_QUERY, TASKS
     from iteragpu.gpus.catalog import catalog_text
+    from iteragpu.models.presets import presets
 
     return {
         "defaults": DEFAULT_QUERY,
@@ -245,6 +246,11 @@ def sizer_data() -> dict[str, Any]:
         "symbols": {code: number_symbols(code) for code in CODES},
         # The catalog the CLI reads, as it is in the file.
         "catalog": json.loads(catalog_text()),
+        # The published configs `iteragpu model NAME` reads, as their files hold them.
+        "presets": [
+            {"name": p.name, "hf_repo": p.hf_repo, "text": p.config_path.read_text("utf-8")}
+            for p in presets()
+        ],
     }
 
 

@@ -298,6 +298,12 @@ BAD_INPUTS = [
     ("unknown unit", ["convert", "5 foo", "GiB"], "'foo'"),
     ("non-byte target", ["convert", "5 GB", "percent"], "'percent'"),
     ("negative quantity", ["convert", "--", "-5 GB", "GiB"], "음수일 수 없습니다"),
+    # Issue 20: read as meant or refused clearly (click took '-80 GB' for options -8, -0...).
+    ("negative quantity as typed", ["convert", "-80 GB", "GiB"], "음수일 수 없습니다"),
+    ("quantity without a unit", ["convert", "80", "GiB"], "단위가 없습니다"),
+    ("tokens 32k", kv_args(tokens="32k"), "32,000(k = 1,000) 또는 32,768(k = 1,024)"),
+    ("window 4k", kv_args(window="4k"), "4,000(k = 1,000) 또는 4,096(k = 1,024)"),
+    ("tokens 1B", kv_args(tokens="1B"), "--tokens: 토큰 수는"),
     ("nan quantity", ["convert", "nan GB", "GiB"], "숫자와 바이트 단위"),
     ("unknown example", ["examples", "run", "nope"], "알 수 없는 예제 'nope'"),
     ("id and --all", ["examples", "run", "two-peaks", "--all"], "--all"),

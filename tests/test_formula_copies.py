@@ -36,15 +36,18 @@ from lab_support import notebook_source
 from iteragpu.core import allocator, units
 from iteragpu.core.numbers import (
     InputError,
+    decimal_places,
     exact_decimal_text,
     parse_count,
     parse_number,
+    parse_tokens,
     round_half_up,
 )
 from iteragpu.core.units import bytes_per
 from iteragpu.core.weights import dense_weight_bytes, estimate_weights
 from iteragpu.i18n.languages import CODES, SOURCE
 from iteragpu.i18n.number_symbols import NUMBER_SYMBOLS
+from iteragpu.i18n.numbers import format_number
 from iteragpu.lab import mesure_memoire
 
 LAB_DIR = Path(mesure_memoire.__file__).resolve().parent
@@ -433,6 +436,53 @@ def count_grammar_matches(copy: Copy, config: settings) -> Callable[[], None]:
     return check
 
 
+def _suffix_reading(parse: Callable[[], Fraction | int]) -> tuple[Any, ...]:
+    """(value, reason, the two readings of an ambiguous suffix or None)."""
+    try:
+        return parse(), None, None
+    except (InputError, ValueError) as refusal:
+        return None, getattr(refusal, "reason", "no reason"), getattr(refusal, "readings", None)
+
+
+def token_grammar_matches(copy: Copy, config: settings) -> Callable[[], None]:
+    """`--context 32k` is refused as the CLI refuses `--tokens 32k` (parse_tokens): ambiguous,
+    with the same two readings, said in the reader's figures; a count the CLI reads in digits
+    the script reads alike."""
+
+    @config
+    @given(
+        st.one_of(
+            grammar_text_st,
+            st.tuples(grammar_text_st, st.sampled_from(["k", "K", "m", "M", "G", "t", " k"])).map(
+                "".join
+            ),
+        ),
+        st.sampled_from(CODES),
+    )
+    @example("32k", SOURCE)
+    @example("32K", "id")
+    @example("1M", SOURCE)
+    @example("1,5k", "id")
+    @example("0.3k", SOURCE)
+    @example("32768", SOURCE)
+    def check(text: str, lang: str) -> None:
+        limit = mesure_memoire.MAX_DIMENSION
+        comma = _decimal_comma(lang)
+        cli = _suffix_reading(lambda: parse_tokens(text, "n", maximum=limit, decimal_comma=comma))
+        script = _suffix_reading(lambda: copy.parse_whole(text, lang, minimum=1, maximum=limit))
+        if "ambiguous_suffix" in (cli[1], script[1]) or cli[1] is None:
+            assert script == cli, (text, lang)
+        if cli[2] is not None:
+            try:
+                copy.parse_whole(text, lang, minimum=1, maximum=limit)
+            except ValueError as refusal:
+                said = refusal.params  # type: ignore[attr-defined]
+            for reading, name in zip(cli[2], ("decimal_reading", "binary_reading"), strict=True):
+                assert said[name] == format_number(reading, decimal_places(reading) or 0, lang)
+
+    return check
+
+
 def notebook_network_matches(copy: Copy, config: settings) -> Callable[[], None]:
     @config
     @given(width_st, dtype_st)
@@ -474,6 +524,7 @@ SHARED: dict[str, Property] = {
 SCRIPT_ONLY: dict[str, Property] = {
     "number grammar": number_grammar_matches,
     "count grammar": count_grammar_matches,
+    "token grammar": token_grammar_matches,
     "block rounding": block_rounding_matches,
     "network": script_network_matches,
     "allocated levels": allocated_levels_match,
@@ -572,6 +623,8 @@ SCRIPT_MUTANTS = [
         "number grammar",
     ),
     ("counts without suffixes", '"B": 10**9,', '"B": 10**6,', "count grammar"),
+    ("k read as 1000 both ways", '"K": (10**3, 2**10)', '"K": (10**3, 10**3)', "token grammar"),
+    ("tokens suffixes unread", 'not in "KkMmGgTt"', 'not in "Kk"', "token grammar"),
     (
         "exact decimals cut at 2 places",
         "places = max(twos, fives)",

@@ -114,15 +114,23 @@ def test_short_list_over_the_whole_catalogue_ranks_no_unchecked_card() -> None:
     by_id = {c.card.id: c for c in shortlist(Fraction(30), 3)}
     assert set(by_id) == {card.id for card in load_catalog()}
     excluded = {i for i, c in by_id.items() if c.status is Status.EXCLUDED}
-    # Only a declared capacity (plus its rounding) below the need excludes a card.
-    assert excluded == {"rtx-3090", "rtx-4090"}
+    # A declared capacity (plus its rounding) below the need excludes a card; without one, a
+    # nominal figure below the need even read as GiB (16 and 24 GB against 30 GiB).
+    declared = {card.id for card in load_catalog() if card.declared is not None}
+    assert {i for i in excluded if i in declared} == {"rtx-3090", "rtx-4090"}
+    assert excluded - declared == {"t4", "l4", "a10"}
     for card_id, candidate in by_id.items():
         assert candidate.rank is None, card_id  # no lab evidence: nothing is fit
         if not candidate.card.packages:
             assert candidate.cost is None, card_id  # price unknown, never 0
-    # A nominal figure below the need never excludes when the declared capacity is unknown.
     for card_id in ("t4", "l4", "a10"):
         (memory,) = [r for r in by_id[card_id].requirements if r.name == "memory"]
+        assert (memory.status, memory.reason) == (Status.EXCLUDED, "above_nominal_binary")
+    # Between the decimal and the binary reading, the nominal figure decides nothing: 23 GiB is
+    # above 24 GB read as 22.35 GiB, within 24 GiB.
+    between = {c.card.id: c for c in shortlist(Fraction(23), 3)}
+    for card_id in ("l4", "a10"):
+        (memory,) = [r for r in between[card_id].requirements if r.name == "memory"]
         assert (memory.status, memory.reason) == (
             Status.CHECK_NEEDED,
             "above_nominal_declared_unknown",
@@ -136,12 +144,12 @@ def test_cli_short_list_shows_price_unknown_never_zero(lang: str, unknown: str) 
     cells = [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
     rows = {row[1]: row for row in cells if len(row) > 5 and row[0] in {"-", "1", "2"}}
     for card in load_catalog():
-        row = rows[card.name]  # rank, card, nominal, declared, margin, cost, ...
+        row = rows[card.name]  # rank, card, nominal, declared, margin, margin on paper, cost
         assert row[0] == "-", row  # no rank for a candidate to review
         if card.packages:
-            assert row[5] not in {"", unknown}, row
+            assert row[6] not in {"", unknown}, row
         else:
-            assert row[5] == unknown, row
+            assert row[6] == unknown, row
 
 
 @pytest.mark.parametrize("lang", CODES)

@@ -2,7 +2,8 @@
 build tools as leaves, and no cycle (CONTRIBUTING.md draws the same graph).
 
 Every `import` of every module of src/iteragpu counts, those inside functions included: a lazy
-import is still a dependency.
+import is still a dependency. The console script's fast path (`iteragpu.cli.fast`) is pinned too:
+nothing it reaches imports click or typer.
 """
 
 from __future__ import annotations
@@ -165,3 +166,55 @@ def test_the_runtime_imports_no_build_tool() -> None:
     assert found == set()
     # ... and the reader can see it fail: the build tools do import Babel.
     assert "babel" in set(third_party_imports(PACKAGE / "docs_tools" / "catalogues.py"))
+
+
+# The console script's fast path (`iteragpu.cli.fast`) answers `iteragpu model` without click or
+# typer: `import typer` alone costs more than the peer's whole run (benchmarks/model_bench.py).
+# What it imports, lazily or not, is pinned here; its one way to typer is the app it falls back
+# to, imported only when it declines.
+FAST_PATH = "iteragpu.cli.fast"
+FALLBACK = "iteragpu.cli.app"
+TYPER_PACKAGES = ("click", "typer")
+
+
+def fast_path_modules() -> set[str]:
+    """The package's modules the fast path may import, its fallback left out, with the
+    packages that hold them (importing a module runs its package's __init__ first)."""
+    found: set[str] = set()
+    stack = [FAST_PATH]
+    while stack:
+        module = stack.pop()
+        if module in found:
+            continue
+        found.add(module)
+        stack += [target for target in GRAPH[module] if (module, target) != (FAST_PATH, FALLBACK)]
+    parents = {".".join(m.split(".")[:n]) for m in found for n in range(1, m.count(".") + 1)}
+    return found | parents
+
+
+def test_the_fast_path_imports_neither_click_nor_typer() -> None:
+    reached = fast_path_modules()
+    paths = modules()
+    # What it reads a model with, and the one request and output the typer command shares.
+    assert {
+        "iteragpu.cli.model_request",
+        "iteragpu.cli.output",
+        "iteragpu.cli.language",
+        "iteragpu.cli.payloads",
+        "iteragpu.cli.views",
+        "iteragpu.models.model",
+        "iteragpu.gpus.shortlist",
+    } <= reached
+    assert (FAST_PATH, FALLBACK) in EDGES  # the fallback, only when it declines
+    # Nothing else it reaches leads to the app or to the modules that define typer's options.
+    assert reached.isdisjoint({FALLBACK, "iteragpu.cli.options", "iteragpu.cli.click_text"})
+    found = {
+        (module, name)
+        for module in reached
+        for name in third_party_imports(paths[module])
+        if name in TYPER_PACKAGES
+    }
+    assert found == set()
+    # ... and the reader can see it fail: the app and its options import both.
+    assert {"click", "typer"} <= set(third_party_imports(paths[FALLBACK]))
+    assert {"click", "typer"} <= set(third_party_imports(paths["iteragpu.cli.options"]))

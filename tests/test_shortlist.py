@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
 import time
 from decimal import Decimal
@@ -119,12 +120,82 @@ def _card(card_id: str, nominal_gb: int | None, declared: int | None, price: str
     )
 
 
-def test_without_a_declared_capacity_the_nominal_figure_never_excludes() -> None:
+def test_without_a_declared_capacity_only_the_binary_reading_of_the_nominal_figure_excludes() -> (
+    None
+):
     cards = [_card("a", 24, None, "1"), _card("b", None, None, "1")]
-    ranked = by_id(shortlist(Fraction(500), 3, catalog=cards))
-    assert memory(ranked["a"]).status is Status.CHECK_NEEDED
-    assert memory(ranked["a"]).reason == "above_nominal_declared_unknown"
-    assert memory(ranked["b"]).reason == "nominal_unknown"
+    # 23 GiB is above "24 GB" read as decimal GB (22.35 GiB), below it read as 24 GiB: a card
+    # sold as 24 GB might still hold it, so neither reading decides.
+    between = by_id(shortlist(Fraction(23), 3, catalog=cards))
+    assert memory(between["a"]).status is Status.CHECK_NEEDED
+    assert memory(between["a"]).reason == "above_nominal_declared_unknown"
+    assert memory(between["b"]).reason == "nominal_unknown"
+    # Exactly 24 GiB is still within the most generous reading; one byte more is not.
+    at_bound = by_id(shortlist(Fraction(24), 3, catalog=cards))["a"]
+    assert memory(at_bound).status is Status.CHECK_NEEDED
+    above = by_id(shortlist(Fraction(24) + Fraction(1, GIB), 3, catalog=cards))
+    assert memory(above["a"]).status is Status.EXCLUDED
+    assert memory(above["a"]).reason == "above_nominal_binary"
+    assert memory(above["a"]).detail == {
+        "nominal_memory_bytes": 24 * 10**9,
+        "nominal_binary_bytes": 24 * GIB,
+    }
+    assert above["a"].rank is None
+    assert memory(above["b"]).status is Status.CHECK_NEEDED  # no figure, nothing to exclude by
+
+
+def test_which_card_for_40_gib_offers_no_impossible_card() -> None:
+    # The reader: 40 GiB for 2 days. No card whose nominal figure, read as GiB, is
+    # below 40 GiB may be left to check, whatever its declared capacity.
+    need = 40 * GIB
+    for candidate in shortlist(Fraction(40), 2):
+        card = candidate.card
+        d = card.declared
+        if d is not None:  # the device's own figure, with the rounding of the tool
+            impossible = d.bytes + d.resolution_bytes < need
+        else:  # "N GB" read as N GiB, the most generous reading
+            impossible = card.nominal_memory_gb is not None and card.nominal_memory_gb * GIB < need
+        assert (candidate.status is Status.EXCLUDED) == impossible, card.id
+    excluded = {c.card.id for c in shortlist(Fraction(40), 2) if c.status is Status.EXCLUDED}
+    assert {"t4", "l4", "a10"} <= excluded
+
+
+def _paper_margin(card: Card, need_bytes: int) -> tuple[int | None, str | None]:
+    # Read from the catalogue's own fields, as a reader would from the GPU sheets.
+    if card.declared is not None:
+        return card.declared.bytes - need_bytes, "declared"
+    if card.nominal_memory_gb is not None:
+        return card.nominal_memory_gb * 10**9 - need_bytes, "nominal"
+    return None, None
+
+
+@pytest.mark.parametrize("days", [2, 3])
+@pytest.mark.parametrize("need_gib", [Fraction(19), Fraction(40), Fraction(1904, 100)])
+def test_cards_to_check_come_in_review_order_by_cost_then_margin_on_paper(
+    days: int, need_gib: Fraction
+) -> None:
+    ranked = shortlist(need_gib, days)
+    statuses = [c.status for c in ranked]
+    # Ranked (none without evidence), then to check, then excluded: never interleaved.
+    assert statuses == sorted(statuses, key=["fit", "check_needed", "excluded"].index)
+    need_bytes = need_gib * GIB
+    to_check = [c for c in ranked if c.status is Status.CHECK_NEEDED]
+    keys = []
+    for c in to_check:
+        margin, basis = _paper_margin(c.card, need_bytes)  # type: ignore[arg-type]
+        assert (c.paper_basis, c.paper_margin_bytes) == (
+            basis,
+            None if margin is None else margin // 1,
+        )
+        assert c.rank is None
+        keys.append((c.cost is None, c.cost or 0, margin is None, -(margin or 0)))
+    assert keys == sorted(keys)
+    catalogue = [card.id for card in load_catalog()]
+    ties = [c.card.id for c in to_check]
+    for a, b in itertools.pairwise(ties):
+        ka, kb = keys[ties.index(a)], keys[ties.index(b)]
+        if ka == kb:
+            assert catalogue.index(a) < catalogue.index(b)  # ties keep catalogue order
 
 
 def test_a_card_above_its_declared_capacity_is_listed_last_with_why() -> None:
@@ -164,10 +235,11 @@ def test_missing_package_and_missing_capacity_are_check_needed() -> None:
         "mystery", "Mystery GPU", None, "", (RentalPackage(1, 3, Decimal(1), "USD", None, "t"),)
     )
     ranked = shortlist(GUIDE_NEED_GIB, 3, catalog=[*GUIDE_CARDS, mystery])
-    assert memory(ranked[-1]).reason == "nominal_unknown"
-    # Cheapest, yet still to review: listed in catalogue order, not ranked by price.
-    assert [c.card.id for c in ranked] == ["rtx-4090", "rtx-6000-ada", "mystery"]
+    assert memory(by_id(ranked)["mystery"]).reason == "nominal_unknown"
+    # Cheapest, so first to review; still to review, so no rank. No figure: no margin on paper.
+    assert [c.card.id for c in ranked] == ["mystery", "rtx-4090", "rtx-6000-ada"]
     assert all(c.rank is None for c in ranked)
+    assert (ranked[0].paper_margin_bytes, ranked[0].paper_basis) == (None, None)
 
 
 @pytest.mark.parametrize(
@@ -240,11 +312,13 @@ def test_a_small_successful_run_is_no_evidence_for_a_large_need(tmp_path: Path) 
     assert memory(smaller).status is Status.CHECK_NEEDED
     assert memory(smaller).reason == "evidence_below_need"
     assert memory(smaller).detail["peak_reserved_bytes"] == 2 * GIB
-    # Without a declared capacity either, the same run still proves nothing about 500 GiB.
-    card = _card("x", 24, None, "1")
-    unknown = _lab_result(tmp_path, "x", "Test x", 24 * GIB, peak=2 * GIB)
-    (only,) = shortlist(Fraction(500), 3, evidence=[read_evidence(unknown)], catalog=[card])
+    # Without a declared capacity either, the same run still proves nothing about 500 GiB...
+    unknown = read_evidence(_lab_result(tmp_path, "x", "Test x", 24 * GIB, peak=2 * GIB))
+    (only,) = shortlist(Fraction(500), 3, evidence=[unknown], catalog=[_card("x", None, None, "1")])
     assert memory(only).reason == "evidence_below_need"
+    # ... and a card sold as 24 GB cannot hold 500 GiB under any reading of its figure.
+    (sold,) = shortlist(Fraction(500), 3, evidence=[unknown], catalog=[_card("x", 24, None, "1")])
+    assert memory(sold).reason == "above_nominal_binary"
 
 
 def test_a_run_at_the_need_within_the_reported_capacity_fits_and_ranks(tmp_path: Path) -> None:
@@ -366,7 +440,10 @@ def test_cli_shortlist_json_has_no_rank_for_candidates_to_review() -> None:
     # The guide gives no date for its prices: the catalog says so with null, not a made-up date.
     assert first["price_date"] is None and "sizing guide" in first["price_source"]
     assert all(c["rank"] is None for c in payload["candidates"])
-    assert {c["status"] for c in payload["candidates"]} == {"check_needed"}
+    # Only a card sold as 16 GB is out: 16 GiB is below the need under any reading.
+    statuses = {c["card_id"]: c["status"] for c in payload["candidates"]}
+    assert {k for k, v in statuses.items() if v == "excluded"} == {"t4"}
+    assert set(statuses.values()) == {"check_needed", "excluded"}
     assert first["requirements"][0] == {
         "name": "memory",
         "status": "check_needed",
@@ -374,6 +451,14 @@ def test_cli_shortlist_json_has_no_rank_for_candidates_to_review() -> None:
         "nominal_memory_bytes": 24_000_000_000,
     }
     assert not any(isinstance(v, float) for c in payload["candidates"] for v in c.values())
+    need = payload["need_bytes"]
+    assert first["paper_margin_basis"] == "declared"
+    # 19.04 GiB is not a whole number of bytes: the margin is rounded down, never up.
+    assert first["paper_margin_bytes"] == 24564 * MIB - need or (
+        first["paper_margin_bytes"] == 24564 * MIB - need + 1
+    )
+    assert first["paper_margin_bytes"] <= 24564 * MIB - Fraction(1904, 100) * GIB
+    assert payload["review_order"]["is_rank"] is False
 
 
 @pytest.mark.parametrize(

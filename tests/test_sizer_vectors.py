@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+from support import per_language
+
+from iteragpu.cli.language import reads_decimal_comma
+from iteragpu.core.numbers import InputError, parse_tokens
 from iteragpu.docs_tools.sizer_vectors import (
     CASES,
     DEFAULT_QUERY,
@@ -29,7 +34,10 @@ def test_defaults_reproduce_the_guides_worked_examples() -> None:
         assert texts["range-gib"] == format_number(total.value, 2, lang)
         kv = figure("kv-cache-1-sequence.kv_cache_bytes")
         assert texts["kv-bytes"] == format_number(kv.value, 0, lang)
-    assert [c["card_id"] for c in default["candidates"]] == [c.id for c in load_catalog()]
+    # Every card is listed once: those to check in review order, then the excluded.
+    assert sorted(c["card_id"] for c in default["candidates"]) == sorted(
+        c.id for c in load_catalog()
+    )
 
 
 def test_invalid_queries_are_flagged_not_computed() -> None:
@@ -54,8 +62,16 @@ def test_no_candidate_of_the_sizer_is_ranked_and_reasons_are_stated() -> None:
     default = expected({})
     priced = {card.id for card in load_catalog() if card.packages}
     declared = {card.id for card in load_catalog() if card.declared is not None}
+    need = Fraction(default["total_bytes"])
+    cards = {card.id: card for card in load_catalog()}
     for candidate in default["candidates"]:
         assert candidate["rank"] is None
+        card = cards[candidate["card_id"]]
+        if card.declared is None and (card.nominal_memory_gb or 0) * 2**30 < need:
+            # A card sold as 16 GB cannot hold 19.04 GiB, even reading its figure as GiB.
+            assert candidate["status"] == "excluded"
+            assert candidate["reasons"]["memory"] == "above_nominal_binary"
+            continue
         assert candidate["status"] == "check_needed"
         package = "package_listed" if candidate["card_id"] in priced else "package_missing"
         assert candidate["reasons"]["package"] == package
@@ -76,11 +92,20 @@ def test_generated_vectors_reach_every_edge_of_every_card() -> None:
     for card in load_catalog():
         assert card.nominal_memory_bytes is not None
         edges = [int(card.nominal_memory_bytes)]
-        edges += [card.declared.bound_bytes] if card.declared is not None else []
+        if card.declared is not None:
+            edges.append(card.declared.bound_bytes)
+        else:
+            edges.append(card.nominal_memory_gb * 2**30)  # the binary reading of "N GB"
         for edge in edges:
             assert {edge - 1, edge, edge + 1} <= needs, card.id
     reasons = {c["reasons"]["memory"] for v in generated for c in v["expected"]["candidates"]}
-    assert reasons >= {"nominal_not_proof", "above_nominal_within_declared", "declared_below_need"}
+    assert reasons >= {
+        "nominal_not_proof",
+        "above_nominal_within_declared",
+        "above_nominal_declared_unknown",
+        "declared_below_need",
+        "above_nominal_binary",
+    }
     flags = {v["expected"]["quantization_not_counted"] for v in generated}
     assert flags == {True, False}
     assert generated_queries() == generated_queries()  # seeded: the same on every run
@@ -148,3 +173,51 @@ def test_config_vectors_are_size_models_answers_and_cover_each_rule() -> None:
     sized = expected(query)
     assert sized["kv_cache_bytes"] == want["kv_cache_bytes"]
     assert sized["model_total_bytes"] == want["total_bytes"]
+
+
+def test_token_vectors_refuse_a_suffix_with_both_readings_and_keep_7b() -> None:
+    from iteragpu.docs_tools.sizer_vectors import TOKEN_CASES, refusal
+
+    data = vectors()
+    assert [case["query"] for case in data["token_cases"]] == TOKEN_CASES
+    ambiguous = refusal({"tokens": "32k"})
+    assert ambiguous is not None
+    assert ambiguous["field"] == "tokens" and ambiguous["reason"] == "ambiguous_suffix"
+    assert [Fraction(r) for r in ambiguous["readings"]] == [32 * 1000, 32 * 1024]
+    for lang, (decimal, binary) in per_language(
+        {"ko": ("32,000", "32,768"), "id": ("32.000", "32.768")}
+    ):
+        texts = ambiguous["text"][lang]
+        assert (texts["decimal_reading"], texts["binary_reading"]) == (decimal, binary)
+        # The core writes the readings of its own message as Babel groups them.
+        with pytest.raises(InputError) as error:
+            parse_tokens("32k", "tokens", decimal_comma=reads_decimal_comma(lang))
+        assert {k: error.value.values[k] for k in texts} == texts
+    window = refusal({"window": "4k", "tokens": "32768"})
+    assert window is not None and window["field"] == "window"
+    assert [Fraction(r) for r in window["readings"]] == [4 * 1000, 4 * 1024]
+    assert refusal({"tokens": "1B"}) == {"field": "tokens", "reason": "not_token_count"}
+    # Llama-3-70B (80 layers, 8 KV heads of 128, 2 B a value) at 32,768 tokens x 8: 80 GiB.
+    llama = {"tokens": "32768", "layers": "80", "kv_heads": "8", "head_dim": "128"}
+    sized = expected({**llama, "sequences": "8"})
+    assert Fraction(sized["kv_cache_bytes"]) == 2 * 80 * 8 * 128 * 2 * 32768 * 8 == 80 * 2**30
+    assert expected({**llama, "tokens": "32K", "sequences": "8"})["valid"] is False
+    # Counts of parameters and sequences keep their decimal suffixes.
+    assert refusal({"params": "70B", "sequences": "1k", "days": "2"}) is None
+    assert expected({"params": "70B"})["weights_bytes"] == str(70 * 10**9 * 16 // 8)
+
+
+def test_every_token_parse_vector_states_its_readings() -> None:
+    reasons = set()
+    for key in ("parse", "parse_decimal_comma"):
+        for vector in vectors()[key]:
+            tokens = vector["tokens"]
+            if tokens["ok"]:
+                assert vector["count"] == tokens  # a count in digits reads the same either way
+                continue
+            reasons.add(tokens["reason"])
+            assert ("readings" in tokens) == (tokens["reason"] == "ambiguous_suffix")
+            if "readings" in tokens:
+                decimal, binary = (Fraction(r) for r in tokens["readings"])
+                assert binary / decimal in {Fraction(1024, 1000) ** n for n in (1, 2, 3, 4)}
+    assert reasons >= {"ambiguous_suffix", "not_token_count", "not_positive", "not_number"}

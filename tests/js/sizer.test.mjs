@@ -118,7 +118,14 @@ test("every generated vector: weights, KV cache and short list as the Python cor
     assert.deepEqual(described, expected, JSON.stringify(query));
     expected.candidates.forEach((c) => reasons.add(c.reasons.memory));
   }
-  for (const reason of ["nominal_not_proof", "above_nominal_within_declared", "declared_below_need"]) {
+  const everyReason = [
+    "nominal_not_proof",
+    "above_nominal_within_declared",
+    "above_nominal_declared_unknown",
+    "declared_below_need",
+    "above_nominal_binary",
+  ];
+  for (const reason of everyReason) {
     assert.ok(reasons.has(reason), `no generated vector reaches ${reason}`);
   }
 });
@@ -263,7 +270,8 @@ test("an unknown task, a bad field or several report every error in Python's ord
   ]);
   assert.equal(result.field, "task");
   assert.equal(sizer.compute({ window: "" }, data).valid, true);
-  assert.equal(sizer.compute({ window: " " }, data).reason, "not_count");
+  // The window is a token count: a blank is refused as one, without a suffix's readings.
+  assert.equal(sizer.compute({ window: " " }, data).reason, "not_token_count");
 });
 
 test("the task never changes a figure", () => {
@@ -275,7 +283,7 @@ test("the task never changes a figure", () => {
   assert.equal(figures("adaptation"), figures("inference"));
 });
 
-test("only the declared capacity excludes, never the nominal figure", () => {
+test("the declared capacity excludes, else the nominal figure read in binary units", () => {
   const declared = (bytes) => ({
     declared_memory_bytes: bytes,
     declared_memory_source: { resolution_bytes: 1048576 },
@@ -295,13 +303,29 @@ test("only the declared capacity excludes, never the nominal figure", () => {
   assert.deepEqual(
     result.candidates.map((c) => [c.id, c.reasons.memory, c.requirements.package, c.status, c.rank]),
     [
-      ["b", "nominal_unknown", "check_needed", "check_needed", null],
-      ["a", "nominal_not_proof", "check_needed", "check_needed", null],
-      ["c", "above_nominal_declared_unknown", "fit", "check_needed", null],
+      // To check, in review order: with a package first, then the larger margin on paper.
       ["e", "above_nominal_within_declared", "fit", "check_needed", null],
+      ["a", "nominal_not_proof", "check_needed", "check_needed", null],
+      ["b", "nominal_unknown", "check_needed", "check_needed", null],
+      // Excluded, in catalogue order: "8 GB" read as 8 GiB still cannot hold 19.04 GiB.
       ["d", "declared_below_need", "fit", "excluded", null],
+      ["c", "above_nominal_binary", "fit", "excluded", null],
     ]
   );
+  assert.deepEqual(
+    result.candidates.map((c) => [c.id, c.paperBasis, c.paperMarginBytes === null]),
+    [
+      ["e", "declared", false],
+      ["a", "nominal", false],
+      ["b", null, true],
+      ["d", "declared", false],
+      ["c", "nominal", false],
+    ]
+  );
+  // "80 GB" read as 80e9 B, minus the need (7e9 x 2 B + 6 GiB, whole bytes), to the byte.
+  const need = 14n * 10n ** 9n + 6n * (1n << 30n);
+  assert.deepEqual(result.totalBytes, { n: need, d: 1n });
+  assert.equal(result.candidates[1].paperMarginBytes, 80n * 10n ** 9n - need);
 });
 
 test("queries round-trip through the URL", () => {

@@ -120,9 +120,31 @@ test("the chart stacks weights, reserve and KV and marks each card's capacities"
   assert.deepEqual(model.segments.map((s) => s.key), ["weights", "reserve", "kv"]);
   assert.equal(sizer.exact(model.segments[2].end), sizer.exact(result.modelTotalBytes));
   assert.equal(sizer.exact(model.segments[1].end), sizer.exact(result.totalBytes));
-  assert.equal(model.cards.length, cards.length);
+  // The cards that matter: those to check, in the short list's review order; the excluded
+  // are named apart.
+  const toCheck = result.candidates.filter((c) => c.status !== "excluded");
+  assert.deepEqual(model.cards.map((c) => c.id), toCheck.map((c) => c.id));
+  assert.deepEqual(
+    model.excluded.map((c) => c.id),
+    result.candidates.filter((c) => c.status === "excluded").map((c) => c.id)
+  );
+  assert.equal(model.cards.length + model.excluded.length, cards.length);
   const unknown = model.cards.filter((c) => c.declaredBytes === null);
   assert.ok(unknown.length > 0, "the catalogue has cards without a declared capacity");
+  for (const card of model.cards) {
+    const paper = card.declaredBytes !== null ? card.declaredBytes : card.nominalBytes;
+    const within = paper.n * result.totalBytes.d >= result.totalBytes.n * paper.d;
+    assert.equal(card.paper, within ? "within" : "beyond", card.id);
+  }
+  // The axis holds twice the need with its KV cache.
+  const need = result.modelTotalBytes;
+  assert.ok(model.maxBytes.n * need.d >= 2n * need.n * model.maxBytes.d);
+  // A large need: small cards fall out of the chart, and none of those drawn is beyond on
+  // paper by more than the binary reading allows.
+  const big = sizer.compute({ params: "70e9", bits: "16", reserve_gib: "6" }, data);
+  const bigModel = sizer.chartModel(big, cards);
+  assert.ok(bigModel.excluded.length > model.excluded.length);
+  assert.ok(bigModel.cards.every((c) => c.nominalGb === null || c.nominalGb.n * (1n << 30n) >= big.totalBytes.n / big.totalBytes.d));
   assert.equal(
     sizer.fillTemplate("{card}: {nominal}, {x}", { card: "A", nominal: "B" }), "A: B, {x}"
   );

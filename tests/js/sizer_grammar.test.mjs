@@ -39,6 +39,8 @@ const PYTHON_MESSAGES = {
   negative: "cannot be negative",
   too_large: "must be at most",
   ambiguous_separator: "is ambiguous",
+  ambiguous_suffix: "is ambiguous",
+  not_token_count: "must be a positive whole number of tokens",
 };
 
 function got(result) {
@@ -93,4 +95,65 @@ for (const [index, { query, expected }] of vectors.cases_decimal_comma.entries()
       `JS reports ${described.field}/${described.reason}, Python says ${expected.error}`
     );
   });
+}
+
+// Counts of tokens (iteragpu.core.numbers.parse_tokens): `32k` may be 32,000 or 32,768, so a K,
+// M, G or T is refused with both readings, which the page says in its own figures; counts of
+// parameters keep their decimal suffixes (7B).
+
+function gotTokens(result) {
+  const reading = got(result);
+  if (!result.ok && result.readings) reading.readings = result.readings.map(sizer.exact);
+  return reading;
+}
+
+test("every parse vector of a token count: the same value, reason and readings as Python", () => {
+  const reasons = new Set();
+  for (const [key, comma] of [["parse", false], ["parse_decimal_comma", true]]) {
+    for (const vector of vectors[key]) {
+      const result = gotTokens(sizer.parseTokens(vector.text, undefined, comma));
+      assert.deepEqual(result, vector.tokens, `parseTokens(${JSON.stringify(vector.text)}, ${comma})`);
+      if (!result.ok) reasons.add(result.reason);
+    }
+  }
+  for (const reason of ["ambiguous_suffix", "not_token_count", "not_positive"]) {
+    assert.ok(reasons.has(reason), `no token vector reaches ${reason}`);
+  }
+});
+
+test("32k tokens is refused with its two readings; 7B parameters still read", () => {
+  const refused = sizer.parseTokens("32k", 10n ** 9n, false);
+  assert.equal(refused.reason, "ambiguous_suffix");
+  assert.deepEqual(refused.readings.map(sizer.exact), [String(32 * 1000), String(32 * 1024)]);
+  assert.deepEqual(sizer.parseTokens("32768", 10n ** 9n, false), { ok: true, value: 32768n });
+  assert.deepEqual(sizer.parseCount("7B", 10n ** 15n, false), { ok: true, value: 7n * 10n ** 9n });
+  assert.deepEqual(sizer.suffixReadingTexts({ ok: false, reason: "not_count" }, data.symbols.ko), {});
+});
+
+for (const [key, lang] of [["token_cases", null], ["token_cases_decimal_comma", commaLang]]) {
+  for (const [index, { query, expected, refusal }] of vectors[key].entries()) {
+    test(`${key} ${index}: ${JSON.stringify(query)}`, () => {
+      const page = lang === null ? data : { ...data, lang };
+      const result = sizer.compute(query, page);
+      const described = sizer.describe(result, data.symbols);
+      assert.equal(described.valid, expected.valid, `${described.field}/${described.reason}`);
+      if (expected.valid) {
+        assert.equal(refusal, null);
+        assert.deepEqual(described, expected);
+        return;
+      }
+      assert.deepEqual([result.field, result.reason], [refusal.field, refusal.reason]);
+      const first = result.errors[0];
+      if (refusal.readings === undefined) {
+        assert.equal(first.readings, undefined);
+        return;
+      }
+      assert.equal(first.suffix, refusal.suffix);
+      assert.deepEqual(first.readings.map(sizer.exact), refusal.readings);
+      // What the page says, in each language: the readings in that language's figures.
+      for (const [code, texts] of Object.entries(refusal.text)) {
+        assert.deepEqual(sizer.suffixReadingTexts(first, data.symbols[code]), texts, code);
+      }
+    });
+  }
 }

@@ -44,6 +44,38 @@ def test_dimensions_use_the_same_grammar(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["dimensions"] == {"batch": 1, "context": 16, "width": 64}
 
 
+@pytest.mark.parametrize(
+    ("lang", "readings"),
+    [("ko", ("32,000", "32,768")), ("id", ("32.000", "32.768"))],
+)
+@pytest.mark.parametrize("flag", ["--context", "--batch", "--width"])
+def test_a_suffix_on_a_dimension_is_refused_with_both_readings(
+    tmp_path: Path, lang: str, readings: tuple[str, str], flag: str
+) -> None:
+    """`--context 32k` as the CLI's `--tokens 32k`: never read as 32,000 without a word."""
+    argv = {"--batch": "1", "--context": "16", "--width": "64", flag: "32k"}
+    args = (x for item in argv.items() for x in item)
+    done = run_script("predict", *args, "--lang", lang, cwd=tmp_path)
+    assert done.returncode == 2, done
+    (line,) = done.stderr.splitlines()
+    assert readings[0] in line and readings[1] in line and "'32k'" in line
+    assert done.stdout == ""
+
+
+def test_parameters_keep_their_suffixes_and_dimensions_read_digits() -> None:
+    assert mm.parse_count("7B", maximum=mm.MAX_PARAMETERS) == 7 * 10**9
+    assert mm.parse_whole("32768", minimum=1, maximum=mm.MAX_DIMENSION) == 32 * 1024
+    with pytest.raises(mm.NumberError) as refused:
+        mm.parse_whole("1M", "id", minimum=1, maximum=mm.MAX_DIMENSION)
+    assert refused.value.reason == "ambiguous_suffix"
+    assert refused.value.readings == (10**6, 2**20)
+    # B is no suffix of a dimension, and a zero or negative one is refused as before
+    for text, reason in (("1B", "not_number"), ("0k", "not_number"), ("-1k", "not_number")):
+        with pytest.raises(mm.NumberError) as other:
+            mm.parse_whole(text, minimum=1, maximum=mm.MAX_DIMENSION)
+        assert other.value.reason == reason, text
+
+
 ASCII_NUMBERS = st.builds(
     lambda sign, whole, fraction, exponent: f"{sign}{whole}{fraction}{exponent}",
     st.sampled_from(["", "+", "-"]),

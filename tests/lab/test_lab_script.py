@@ -378,6 +378,8 @@ BAD_ARGUMENTS = [
     ("batch-empty", ["measure", *_replace(MEASURE_OK, "--batch", "")]),
     ("context-fraction", ["measure", *_replace(MEASURE_OK, "--context", "1e-1")]),
     ("context-huge", ["measure", *_replace(MEASURE_OK, "--context", "1e40")]),
+    ("context-32k", ["measure", *_replace(MEASURE_OK, "--context", "32k")]),
+    ("width-1M", ["measure", *_replace(MEASURE_OK, "--width", "1M")]),
     ("width-arabic-digit", ["measure", *_replace(MEASURE_OK, "--width", "\u0666\u0664")]),
     ("width-fullwidth-digit", ["measure", *_replace(MEASURE_OK, "--width", "\uff16\uff14")]),
     ("width-underscore-edge", ["measure", *_replace(MEASURE_OK, "--width", "64_")]),

@@ -156,6 +156,7 @@ def _rows(page: Any) -> list[dict[str, Any]]:
                 },
                 rank: tr.dataset.rank,
                 declared: cell('declared-gib').textContent,
+                paper: cell('paper-margin-gib').textContent,
                 reason: cell('why').dataset.memoryReason,
                 reason_text: cell('why').textContent,
                 status_texts: ['memory', 'package', 'overall'].map(n => cell(n).textContent),
@@ -209,6 +210,12 @@ def _assert_shows(page: Any, lang: str, query: dict[str, str]) -> None:
         assert candidate["rank"] is None and row["rank"] == ""
         unknown = _page_messages(page, "data-text")["unknown"]
         assert row["declared"] == candidate["declared_text"].get(lang, unknown)
+        margin, basis = candidate["paper_margin_bytes"], candidate["paper_margin_basis"]
+        if margin is None:
+            assert row["paper"] == unknown
+        else:
+            short = _page_messages(page, "data-text")[f"basis_short_{basis}"]
+            assert row["paper"] == f"{format_number(Fraction(margin, 2**30), 2, lang)} ({short})"
         assert row["reason"] == candidate["reasons"]["memory"]
         assert row["reason_text"] == _page_messages(page, "data-memory-reason")[row["reason"]]
         assert row["status_texts"] == [
@@ -543,21 +550,38 @@ def test_the_chart_stacks_the_need_and_marks_each_cards_capacities(
         ]
         assert all(s[2] > 0 for s in chart["segments"])
         marks = sorted(chart["marks"])
-        # One mark per card for its nominal figure, one more where its declared capacity is known.
+        # The cards that matter, those still to check: one mark per card for its nominal
+        # figure, one more where its declared capacity is known. The excluded are not drawn.
+        status = {c["card_id"]: c["status"] for c in want["candidates"]}
+        drawn = [card for card in catalog if status[card["id"]] != "excluded"]
+        assert len(drawn) < len(catalog)  # 19.04 GiB: a card sold as 16 GB is out
         wanted = sorted(
             [card["id"], kind]
-            for card in catalog
+            for card in drawn
             for kind in ("nominal", "declared")
             if kind == "nominal" or card["declared_memory_bytes"] is not None
         )
         assert marks == wanted
+        # Within or beyond on paper, as the vectors' margin on paper says.
+        paper = dict(
+            page.evaluate(
+                """() => Array.from(document.querySelectorAll('#memory-chart-text li'),
+                el => [el.dataset.cardId, el.dataset.paper])"""
+            )
+        )
+        for c in want["candidates"]:
+            if c["status"] != "excluded":
+                within = c["paper_margin_bytes"] >= 0
+                assert paper[c["card_id"]] == ("within" if within else "beyond")
         # The text alternative: the same figures, in the page's number format.
         text = chart["text"]
         for key in ("weights-gib", "range-gib", "kv-gib", "model-total-gib"):
             assert want["text"][lang][key] in text, key
         unknown = _page_messages(page, "data-chart-text")["declared_unknown"]
         lines = text.splitlines()
-        for card in catalog:
+        gone = [card["name"] for card in catalog if status[card["id"]] == "excluded"]
+        assert any(all(name in line for name in gone) for line in lines)
+        for card in drawn:
             line = next(line for line in lines if line.startswith(card["name"] + ":"))
             if card["declared_memory_bytes"] is None:
                 assert unknown in line

@@ -145,6 +145,28 @@ def test_the_navigations_sections_are_titled_in_the_language(site: Path, lang: s
         assert key not in titles
 
 
+def _cards_toggle(html: str, word: str) -> str:
+    """The checkbox of the nested section that holds the GPU sheets, found by its label."""
+    label = re.search(
+        rf'<label class="md-nav__link" for="(__nav_[0-9_]+)"[^>]*>'
+        rf"\s*<span[^>]*>\s*{re.escape(word)}",
+        html,
+    )
+    assert label, word
+    toggle = re.search(rf'<input [^>]*id="{label.group(1)}"[^>]*>', html)
+    assert toggle
+    return toggle.group(0)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_gpu_sheets_are_one_collapsed_entry_except_on_a_sheet(site: Path, lang: str) -> None:
+    word = _chrome(lang)["nav"]["gpu_cards"]
+    # Elsewhere the thirteen sheets stay folded under one entry, beside the GPU index page...
+    assert "checked" not in _cards_toggle(_html(site, lang, "measurement/"), word)
+    # ...and on a sheet the section is open, so that the reader sees where they are.
+    assert "checked" in _cards_toggle(_html(site, lang, "gpus/t4/"), word)
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_theme_shows_the_languages_chrome_words(site: Path, lang: str) -> None:
     chrome = _chrome(lang)

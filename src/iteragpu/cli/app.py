@@ -14,6 +14,13 @@ its `Annotated` options (about 0.3 ms each command) and typer converts its signa
 builds it (about a millisecond); the other commands of a run need neither. `--help` of the app
 lists every command from its registered help text alone (`IteraGPU.format_commands`).
 
+The console script enters through `iteragpu.cli.fast`, which answers the common `iteragpu
+model` invocations without importing this module, click or typer (`import typer` alone took
+longer than the whole run of the peer `nox -s bench` times `model` against), and hands every
+other invocation to `main` here. Both ways share `model`'s request (`iteragpu.cli.model_request`)
+and the way a run ends (`iteragpu.cli.output`: the output written once, or one error line), so
+that they answer alike; tests/test_cli_fast.py holds them to it.
+
 No `from __future__ import annotations` here: typer resolves every command's annotations when it
 builds the command, and evaluating them as strings costs several milliseconds per run.
 """
@@ -21,11 +28,10 @@ builds the command, and evaluating them as strings costs several milliseconds pe
 import contextlib
 import gc
 import inspect
-import io
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import click
 import typer
@@ -37,15 +43,12 @@ from iteragpu.cli.language import reader_language, reads_decimal_comma
 from iteragpu.cli.options import (
     DEFAULT_LANG,
     EPILOG,
-    EXIT_INVALID_INPUT,
     EXIT_OK,
     JsonOption,
     LangOption,
 )
+from iteragpu.cli.output import Collected, emit_json, fail, refuse, write_output
 from iteragpu.i18n.catalogue import N_, translate
-
-if TYPE_CHECKING:
-    from iteragpu.core.numbers import InputError
 
 MAX_DECIMALS = 30
 # click 8.4 and later name a mistyped command's closest names (an empty tuple catches nothing).
@@ -79,7 +82,7 @@ class IteraGPU(TyperGroup):
         self.lang = reader_language(argv, os.environ)
         self.commands.clear()  # commands built by an earlier run may speak another language
         self.catalogue = catalogue = ReaderCatalogue(self.lang, _asks_for_help(argv))
-        output = _Collected(getattr(sys.stdout, "encoding", None))
+        output = Collected(getattr(sys.stdout, "encoding", None))
         with speaking(catalogue):
             if catalogue.help_asked:
                 localize(self, catalogue)
@@ -96,14 +99,14 @@ class IteraGPU(TyperGroup):
                 )
                 where = ctx.command_path if ctx is not None else "iteragpu"
                 message = N_("missing command ({names}); see {where} --help")
-                _fail(translate(message, self.lang, names=names, where=where), self.lang)
+                fail(translate(message, self.lang, names=names, where=where), self.lang)
             except click.ClickException as error:
                 if isinstance(error, click.UsageError) and error.ctx is not None:
                     localize(error.ctx.command, catalogue)  # its metavars may name an argument
-                _fail(error.format_message(), self.lang, error.exit_code)
+                fail(error.format_message(), self.lang, error.exit_code)
             except click.exceptions.Abort:
-                _fail(translate(N_("aborted"), self.lang), self.lang, 1)
-        _write_output(output.getvalue(), self.lang)
+                fail(translate(N_("aborted"), self.lang), self.lang, 1)
+        write_output(output.getvalue(), self.lang)
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else EXIT_OK)
         return result
@@ -148,20 +151,6 @@ class IteraGPU(TyperGroup):
         return built
 
 
-class _Collected(io.StringIO):
-    """A command's output, collected to be written at the end. It states the encoding of the
-    stream it will be written to, as click's `echo` asks before writing (a bare StringIO has
-    none, and click then looks up the ASCII codec: half a millisecond of every --help)."""
-
-    def __init__(self, encoding: str | None) -> None:
-        super().__init__()
-        self._encoding = encoding
-
-    @property
-    def encoding(self) -> str | None:  # type: ignore[override]
-        return self._encoding
-
-
 def _asks_for_help(args: list[str]) -> bool:
     """Whether `--help` is among the options (before a `--`): only then are help texts shown,
     and translated."""
@@ -179,61 +168,6 @@ def _use_reader_language(command: click.Command, lang: str) -> None:
         command.suggest_commands = False  # type: ignore[attr-defined]
         for subcommand in command.commands.values():
             _use_reader_language(subcommand, lang)
-
-
-def _write_output(text: str, lang: str) -> None:
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except (OSError, UnicodeError) as error:
-        # Send what is still buffered to /dev/null: otherwise the interpreter's own flush at
-        # exit fails again and prints a traceback-like report after our one line.
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        _fail(translate(N_("could not write the output: {why}"), lang, why=_why(error, lang)), lang)
-
-
-def _why(error: Exception, lang: str) -> str:
-    """Why a write failed, in the reader's language (the system's own wording is English)."""
-    import errno
-
-    number = getattr(error, "errno", None)
-    if number == errno.ENOSPC:
-        return translate(N_("no space left on the device"), lang)
-    if number == errno.EPIPE:
-        return translate(N_("the reading end of the pipe is closed"), lang)
-    if isinstance(error, UnicodeError):
-        return translate(N_("the terminal cannot show these characters"), lang)
-    code = errno.errorcode.get(number or 0, str(number))
-    return translate(N_("system error {code}"), lang, code=code)
-
-
-def _fail(text: str, lang: str, code: int = EXIT_INVALID_INPUT) -> NoReturn:
-    first_line = " ".join(text.split())
-    error = translate(N_("error"), lang)
-    print(f"iteragpu: {error}: {first_line}", file=sys.stderr)
-    sys.exit(code)
-
-
-def _refuse(error: "InputError", lang: str) -> NoReturn:
-    """Report a refused input (`InputError`, `EvidenceError`) in the reader's language."""
-    text = translate(_catalogued(error.template, lang), lang, **error.values)
-    path = getattr(error, "path", None)  # the file an `EvidenceError` is about
-    _fail(text if path is None else f"{path}: {text}", lang)
-
-
-# The safetensors reader writes "{path}: " + a detail, and the catalogue holds the detail.
-_PATH_PREFIX = "{path}: "
-
-
-def _catalogued(template: str, lang: str) -> str:
-    """`template` as the catalogue holds it: whole, or as "{path}: " and its catalogued rest."""
-    from iteragpu.i18n.catalogue import translations
-
-    if not template.startswith(_PATH_PREFIX) or translations(lang).gettext(template) != template:
-        return template
-    detail = template.removeprefix(_PATH_PREFIX)
-    return _PATH_PREFIX + translations(lang).gettext(detail)
 
 
 app = typer.Typer(
@@ -303,12 +237,6 @@ def _group(
     return register
 
 
-def _emit_json(payload: dict[str, Any]) -> None:
-    from iteragpu.cli.json_text import json_text  # only the JSON outputs pay for it
-
-    print(json_text(payload))
-
-
 NUMBER = N_("NUMBER")
 
 
@@ -365,13 +293,13 @@ def _weights_command() -> Callable[..., None]:
                 reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB, decimal_comma=comma
             )
         except InputError as error:
-            _refuse(error, lang)
+            refuse(error, lang)
 
         estimate = estimate_weights(parameters, bits_value, reserve)
         if as_json:
             from iteragpu.cli.payloads import weights_json
 
-            _emit_json(weights_json(estimate))
+            emit_json(weights_json(estimate))
         else:
             from iteragpu.cli.views import weights_text
 
@@ -442,19 +370,24 @@ def _kv_cache_command() -> Callable[..., None]:
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
+        from iteragpu.cli.model_request import static_tokens
         from iteragpu.core import kv_cache as kv
-        from iteragpu.core.numbers import InputError, parse_count, parse_positive
+        from iteragpu.core.numbers import InputError, parse_count, parse_positive, parse_tokens
 
         comma = reads_decimal_comma(lang)
 
         def count(text: str, what: str, maximum: int) -> int:
             return parse_count(text, what, maximum=maximum, decimal_comma=comma)
 
+        def token_count_of(text: str, what: str) -> int:
+            # No suffix: 32k tokens may be 32,000 or 32,768 (iteragpu.core.numbers).
+            return parse_tokens(text, what, maximum=kv.MAX_TOKENS, decimal_comma=comma)
+
         try:
-            token_count = count(tokens, "--tokens", kv.MAX_TOKENS)
+            token_count = token_count_of(tokens, "--tokens")
             static = None
             if static_max_tokens is not None:
-                static = count(static_max_tokens, "--static-max-tokens", kv.MAX_TOKENS)
+                static = token_count_of(static_max_tokens, "--static-max-tokens")
             spec = kv.KVCacheSpec(
                 layers=count(layers, "--layers", kv.MAX_LAYERS),
                 kv_heads=count(kv_heads, "--kv-heads", kv.MAX_KV_HEADS),
@@ -467,37 +400,21 @@ def _kv_cache_command() -> Callable[..., None]:
                     decimal_comma=comma,
                 ),
                 sequences=count(sequences, "--sequences", kv.MAX_SEQUENCES),
-                window=None if window is None else count(window, "--window", kv.MAX_TOKENS),
-                static_max_tokens=_static_tokens(static, token_count, lang),
+                window=None if window is None else token_count_of(window, "--window"),
+                static_max_tokens=static_tokens(static, token_count, lang),
             )
         except InputError as error:
-            _refuse(error, lang)
+            refuse(error, lang)
         if as_json:
             from iteragpu.cli.payloads import kv_json
 
-            _emit_json(kv_json(spec))
+            emit_json(kv_json(spec))
         else:
             from iteragpu.cli.views import kv_text
 
             print(kv_text(spec, lang))
 
     return kv_cache
-
-
-def _static_tokens(static: int | None, tokens: int, lang: str) -> int | None:
-    """A static cache's size, refused below the tokens it must hold (said in `lang`)."""
-    from iteragpu.core.numbers import InputError
-    from iteragpu.i18n.numbers import format_number
-
-    if static is not None and static < tokens:
-        raise InputError(
-            "a static cache of {static} tokens cannot hold {tokens} tokens "
-            "(--static-max-tokens is below --tokens)",
-            "static_below_tokens",
-            static=format_number(static, 0, lang),
-            tokens=format_number(tokens, 0, lang),
-        )
-    return static
 
 
 @_command(
@@ -607,77 +524,32 @@ def _model_command() -> Callable[..., None]:
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
-        from iteragpu.core import kv_cache as kv
-        from iteragpu.core.numbers import (
-            InputError,
-            parse_count,
-            parse_non_negative,
-            parse_positive,
-        )
-        from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB
+        from iteragpu.cli.model_request import model_output, model_request
+        from iteragpu.core.numbers import InputError
 
-        comma = reads_decimal_comma(lang)
-        if days is not None and not with_shortlist:
-            _fail(translate(N_("--days applies to --shortlist"), lang), lang)
-        if with_shortlist and days is None:
-            _fail(translate(N_("--shortlist needs --days"), lang), lang)
         try:
-            token_count = parse_count(
-                tokens, "--tokens", maximum=kv.MAX_TOKENS, decimal_comma=comma
+            text = model_output(
+                model_request(
+                    path=path,
+                    tokens=tokens,
+                    sequences=sequences,
+                    kv_bytes_per_value=kv_bytes_per_value,
+                    kv_dtype=kv_dtype,
+                    bits=bits,
+                    dtype=dtype,
+                    reserve_gib=reserve_gib,
+                    cache=cache,
+                    static_max_tokens=static_max_tokens,
+                    mla_layout=mla_layout,
+                    with_shortlist=with_shortlist,
+                    days=days,
+                    lang=lang,
+                    as_json=as_json,
+                )
             )
-            static = None
-            if static_max_tokens is not None:
-                static = parse_count(
-                    static_max_tokens,
-                    "--static-max-tokens",
-                    maximum=kv.MAX_TOKENS,
-                    decimal_comma=comma,
-                )
-            settings: dict[str, Any] = {
-                "tokens": token_count,
-                "sequences": parse_count(
-                    sequences, "--sequences", maximum=kv.MAX_SEQUENCES, decimal_comma=comma
-                ),
-                "kv_dtype": kv_dtype,
-                "dtype": dtype,
-                "reserve_gib": parse_non_negative(
-                    reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB, decimal_comma=comma
-                ),
-                "cache": cache,
-                "static_max_tokens": _static_tokens(static, token_count, lang),
-                "mla_layout": mla_layout,
-            }
-            if kv_bytes_per_value is not None:
-                settings["kv_bytes_per_value"] = parse_positive(
-                    kv_bytes_per_value,
-                    "--kv-bytes-per-value",
-                    maximum=kv.MAX_BYTES_PER_VALUE,
-                    decimal_comma=comma,
-                )
-            if bits is not None:
-                settings["bits"] = parse_positive(
-                    bits, "--bits", maximum=MAX_BITS, decimal_comma=comma
-                )
-            day_count = None if days is None else parse_count(days, "--days", decimal_comma=comma)
-            # Imported here: only this command pays for reading models.
-            from iteragpu.models.model import size_model
-
-            sizing = size_model(path, **settings)
-            candidates = None
-            if day_count is not None:
-                from iteragpu.gpus.shortlist import shortlist as rank_cards
-
-                candidates = rank_cards(sizing.total_bytes / 2**30, day_count)
         except InputError as error:
-            _refuse(error, lang)
-        if as_json:
-            from iteragpu.cli.payloads import model_json
-
-            _emit_json(model_json(sizing, candidates, day_count))
-        else:
-            from iteragpu.cli.views import model_text
-
-            print(model_text(sizing, candidates, day_count, lang))
+            refuse(error, lang)
+        print(text)
 
     return model
 
@@ -690,6 +562,9 @@ def _model_command() -> Callable[..., None]:
         "target unit (B, kB, MB, GB, KiB, MiB, GiB, Gb for gigabits...). The quantity must be "
         "a whole number of bytes, or of bits when the unit is a bit unit."
     ),
+    # '-80 GB' is a (negative) quantity for the core to refuse, not options -8, -0...: click
+    # lets unknown options through, and the command refuses those that are no number.
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
 def _convert_command() -> Callable[..., None]:
     def convert(
@@ -713,6 +588,24 @@ def _convert_command() -> Callable[..., None]:
         from iteragpu.core.numbers import InputError, parse_non_negative, shown
         from iteragpu.core.quantity import convert as convert_quantity
 
+        ctx = click.get_current_context()
+        options = [name for param in ctx.command.params for name in param.opts]
+        for argument in (quantity, unit, *ctx.args):
+            # Let through by click: one word of '-' then a letter or '-' is an unknown option
+            # (a known one here came after '--').
+            second, name = argument[1:2], argument.partition("=")[0]
+            worded = argument[:1] == "-" and (second == "-" or second.isalpha())
+            if worded and " " not in name and name not in options:
+                raise click.NoSuchOption(name, possibilities=options, ctx=ctx)
+        if ctx.args:
+            from iteragpu.i18n.catalogue import translations
+
+            extra = translations(lang).ngettext(
+                "Got unexpected extra argument ({args})",
+                "Got unexpected extra arguments ({args})",
+                len(ctx.args),
+            )
+            ctx.fail(extra.format(args=" ".join(ctx.args)))
         comma = reads_decimal_comma(lang)
         try:
             places = parse_non_negative(
@@ -728,11 +621,11 @@ def _convert_command() -> Callable[..., None]:
             what = translate(N_("quantity"), lang)
             conversion = convert_quantity(quantity, unit, what, decimal_comma=comma)
         except InputError as error:
-            _refuse(error, lang)
+            refuse(error, lang)
         if as_json:
             from iteragpu.cli.payloads import convert_json
 
-            _emit_json(convert_json(conversion))
+            emit_json(convert_json(conversion))
         else:
             from iteragpu.cli.views import convert_text
 
@@ -752,7 +645,7 @@ def _card_requirement_pairs(
         card_id, sep, requirement = value.partition(":")
         if not sep or not card_id or not requirement:
             message = N_("{option} takes CARD:REQUIREMENT (e.g. rtx-4090:context), got {value}")
-            _fail(translate(message, lang, option=option, value=repr(value)), lang)
+            fail(translate(message, lang, option=option, value=repr(value)), lang)
         pairs.append((card_id, requirement))
     return pairs
 
@@ -855,11 +748,11 @@ def _shortlist_command() -> Callable[..., None]:
                 evidence=runs,
             )
         except InputError as error:
-            _refuse(error, lang)
+            refuse(error, lang)
         if as_json:
             from iteragpu.cli.payloads import shortlist_json
 
-            _emit_json(shortlist_json(candidates, need, day_count, card_count))
+            emit_json(shortlist_json(candidates, need, day_count, card_count))
         else:
             from iteragpu.cli.views import shortlist_text
 
@@ -916,9 +809,7 @@ def _report_command() -> Callable[..., None]:
         from iteragpu.gpus.evidence import read_lab_result
 
         if (params is None) != (bits is None):
-            _fail(
-                translate(N_("--params and --bits go together: give both or neither"), lang), lang
-            )
+            fail(translate(N_("--params and --bits go together: give both or neither"), lang), lang)
         comma = reads_decimal_comma(lang)
         try:
             parameters = bits_value = None
@@ -929,12 +820,12 @@ def _report_command() -> Callable[..., None]:
                 bits_value = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
             result = read_lab_result(Path(result_file))
         except InputError as error:
-            _refuse(error, lang)
+            refuse(error, lang)
         comparison = compare(result, parameters, bits_value)
         if as_json:
             from iteragpu.cli.payloads import report_json
 
-            _emit_json(report_json(result, comparison))
+            emit_json(report_json(result, comparison))
         else:
             from iteragpu.cli.views import report_text
 
@@ -966,7 +857,7 @@ def _examples_group() -> typer.Typer:
         if as_json:
             from iteragpu.cli.payloads import examples_list_json
 
-            _emit_json(examples_list_json())
+            emit_json(examples_list_json())
         else:
             from iteragpu.cli.views import examples_list_text
 
@@ -989,19 +880,19 @@ def _examples_group() -> typer.Typer:
         from iteragpu.examples import registry
 
         if run_all == (example_id is not None):
-            _fail(translate(N_("give one example ID or --all"), lang), lang)
+            fail(translate(N_("give one example ID or --all"), lang), lang)
         examples = registry()
         if example_id is not None and example_id not in examples:
             message = N_("unknown example {example}; known: {known}")
             # One example per catalogue card (`examples list` names them): card-<id> keeps the
             # line short however many cards the catalogue holds.
             known = [key for key in examples if not key.startswith("card-")] + ["card-<id>"]
-            _fail(translate(message, lang, example=repr(example_id), known=", ".join(known)), lang)
+            fail(translate(message, lang, example=repr(example_id), known=", ".join(known)), lang)
         chosen = list(examples.values()) if run_all else [examples[example_id or ""]]
         if as_json:
             from iteragpu.cli.payloads import example_json
 
-            _emit_json({"examples": [example_json(e, lang) for e in chosen]})
+            emit_json({"examples": [example_json(e, lang) for e in chosen]})
         else:
             from iteragpu.cli.views import example_text
 
@@ -1011,7 +902,8 @@ def _examples_group() -> typer.Typer:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """The typer app as the console script runs it: `iteragpu.cli.fast.main` (the console
+    script) hands over what its fast path declines, and `python -m iteragpu` comes here."""
     try:
         app(prog_name="iteragpu")
     finally:

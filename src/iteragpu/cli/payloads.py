@@ -131,6 +131,10 @@ def _candidate_json(c: Candidate) -> dict[str, Any]:
         "declared_memory_source": _declared_source_json(c.card),
         "effective_margin_bytes": c.effective_margin_bytes,
         "effective_margin_gib": _gib_text(c.effective_margin_bytes),
+        # Declared (else nominal, decimal GB) capacity minus the need, rounded down to a byte.
+        "paper_margin_bytes": c.paper_margin_bytes,
+        "paper_margin_gib": _gib_text(c.paper_margin_bytes),
+        "paper_margin_basis": c.paper_basis,
         "cost": None if c.cost is None else str(c.cost),
         "currency": c.currency,
         "package_days": None if c.package is None else c.package.days,
@@ -147,11 +151,18 @@ def _candidate_json(c: Candidate) -> dict[str, Any]:
 def shortlist_json(
     candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int
 ) -> dict[str, Any]:
-    """`rank` is an integer only for candidates whose every requirement is fit, else null."""
+    """`rank` is an integer only for candidates whose every requirement is fit, else null.
+
+    The candidates come ranked, then those that need checks in review order (`review_order`:
+    the keys, for review and not a rank), then the excluded ones."""
     return {
         **byte_fields("need", from_unit(need_gib, "GiB"), "GiB"),
         "days": days,
         "cards": cards,
+        "review_order": {
+            "keys": ["cost_for_period", "paper_margin_bytes_largest_first", "catalog"],
+            "is_rank": False,
+        },
         "candidates": [_candidate_json(c) for c in candidates],
     }
 

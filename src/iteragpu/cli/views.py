@@ -189,6 +189,7 @@ def shortlist_text(
         message("nominal_gb", lang),
         message("declared_gib", lang),
         message("effective_margin_gib", lang),
+        message("paper_margin_gib", lang),
         message("cost", lang, currency="/".join(currencies)),
         *(_requirement_label(name, lang) for name in names),
         message("overall", lang),
@@ -205,6 +206,7 @@ def shortlist_text(
                 unknown if c.card.nominal_memory_gb is None else str(c.card.nominal_memory_gb),
                 unknown if declared is None else format_number(gib(declared), 2, lang),
                 NOT_RANKED if margin is None else format_number(gib(margin), 2, lang),
+                _paper_margin_cell(c, lang),
                 _money(c.cost, lang),
                 *(message(f"status_{r.status}", lang) for r in c.requirements),
                 message(f"status_{c.status}", lang),
@@ -224,7 +226,9 @@ def shortlist_text(
     )
     table = render_table(headers, rows, left_columns=2)
     sources = [_declared_note(c.card, lang) for c in candidates]
-    conventions = [message(key, lang) for key in ("rank_rule", "nominal_convention")]
+    conventions = [
+        message(key, lang) for key in ("rank_rule", "paper_margin_rule", "nominal_convention")
+    ]
     return "\n".join(
         [
             title,
@@ -239,6 +243,14 @@ def shortlist_text(
             message("price_not_speed", lang),
         ]
     )
+
+
+def _paper_margin_cell(c: Candidate, lang: str) -> str:
+    """The margin on paper in GiB and, in brackets, the capacity it is taken from."""
+    if c.paper_margin_bytes is None or c.paper_basis is None:
+        return message("unknown", lang)
+    basis = message(f"basis_{c.paper_basis}", lang)
+    return f"{format_number(gib(c.paper_margin_bytes), 2, lang)} ({basis})"
 
 
 def _requirement_label(name: str, lang: str) -> str:
@@ -355,7 +367,15 @@ def model_text(
     table = render_table(headers, _model_rows(s, lang))
     values = _caveat_values(s, lang)
     notes = [message(f"caveat_{code}", lang, **values) for code in s.caveats]
-    text = "\n".join([str(s.path), title, "", table, "", *notes])
+    head = [str(s.path)]
+    if s.preset is not None:
+        p = s.preset
+        revision = p.hf_revision or message("preset_revision_unknown", lang)
+        head.append(
+            message("preset_source", lang, repo=p.hf_repo, revision=revision, url=p.read_at)
+        )
+        head.append(message("preset_card", lang, parameters=p.card_parameters, url=p.card_url))
+    text = "\n".join([*head, title, "", table, "", *notes])
     if candidates is None or days is None:
         return text
     return text + "\n\n" + shortlist_text(candidates, gib(s.total_bytes), days, 1, lang)

@@ -19,6 +19,15 @@ There, a mark followed by exactly three digits after one to three leading digits
 figure is never guessed. `0,125`, `1234,567`, `1,25` and `1,2340` are not ambiguous. Digit
 groups are written with `_` in every language, never with `,` or `.`.
 
+Counts take a decimal suffix (`parse_count`): `7B`, `1.5B`, `70M`, `0.5K`, as parameter counts
+are written (K 10^3, M 10^6, B and G 10^9, T 10^12). Counts of tokens do not (`parse_tokens`):
+context lengths are powers of two, and a "32k" context is 32,768 tokens (k = 2^10) where k is
+1,000 everywhere else, so K, M, G or T after a token count is refused as ambiguous with both
+readings spelled out, as `1,234` is where a decimal comma is read; B is no token unit and is
+refused as any other letter. Plain counts of things that are not
+sized in powers of two, `--sequences`, `--days`, `--cards`, layers and heads, keep the decimal
+suffixes: nobody means 1,024 days by "1k days", and they read as they always have.
+
 Every error is a one-line `InputError` whose `reason` is the code the browser sizer reports
 (`src/iteragpu/web/sizer.js` implements the same grammar; `sizer_vectors` pins the two together)
 and whose `template` is a message of the package's catalogue, so that the CLI can say it in the
@@ -40,6 +49,13 @@ MAX_EXPONENT: Final = 50
 _COUNT_SUFFIXES: Final = {"K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _COUNT_SUFFIX_LETTERS: Final = "KkMmBbGgTt"
 _COUNT_CHARACTERS: Final = frozenset("0123456789_.eE+-")
+# A suffix after a token count: its decimal and its binary reading, both in use.
+TOKEN_SUFFIXES: Final = {
+    "K": (10**3, 2**10),
+    "M": (10**6, 2**20),
+    "G": (10**9, 2**30),
+    "T": (10**12, 2**40),
+}
 _SHOWN_CHARACTERS = 40
 # Digits on either side of a decimal mark that make it ambiguous where a decimal comma is read:
 # one to three leading digits, then exactly three, as a thousands group would be written.
@@ -53,6 +69,9 @@ class InputError(ValueError):
     `reason` a stable code that the sizer and the JSON-reading tools share. `str()` is the English
     message; the CLI translates `template` and fills in the same values.
     """
+
+    # The two values an ambiguous suffix may mean (decimal, binary); None for other refusals.
+    readings: tuple[Fraction, Fraction] | None = None
 
     def __init__(self, template: str, reason: str = "invalid", **values: str) -> None:
         super().__init__(template.format(**values) if values else template)
@@ -317,6 +336,101 @@ def parse_count(
         )
     _check_maximum(value, maximum, text, what)
     return int(value)
+
+
+def parse_tokens(
+    text: str,
+    what: str,
+    *,
+    maximum: int | None = None,
+    decimal_comma: bool = False,
+    group: str | None = None,
+) -> int:
+    """A positive whole count of tokens, written without a suffix: `32768`, `3.2768e4`,
+    `32_768`, at most `maximum`. `32k` (and M, G, T) is refused as ambiguous, saying both
+    readings as the reader writes figures: `group` between thousands (by default `.` where a
+    decimal comma is read, else `,`, as Indonesian and Korean group them), the decimal mark
+    that `decimal_comma` says.
+
+    >>> parse_tokens("32768", "--tokens"), parse_tokens("3.2768e4", "--tokens")
+    (32768, 32768)
+    >>> try:
+    ...     parse_tokens("32k", "--tokens")
+    ... except InputError as error:
+    ...     print(error.reason, error.values["decimal_reading"], error.values["binary_reading"])
+    ambiguous_suffix 32,000 32,768
+    """
+    refuse_non_ascii_digits(text, what)
+    stripped = text.strip()
+    suffix = stripped[-1:]
+    factors = TOKEN_SUFFIXES[suffix.upper()] if suffix and suffix in "KkMmGgTt" else None
+    number = stripped[:-1].rstrip() if factors is not None else stripped
+    allowed = _COUNT_CHARACTERS | {","} if decimal_comma else _COUNT_CHARACTERS
+    if not number or not allowed.issuperset(number):
+        raise InputError(
+            "{what} must be a positive whole number of tokens written in digits, such as "
+            "32768, 32_768 or 1e6, without a suffix, got {text}",
+            "not_token_count",
+            what=what,
+            text=shown(text),
+        )
+    value = parse_number(number, what, decimal_comma=decimal_comma)
+    if value <= 0:
+        raise InputError(
+            "{what} must be positive, got {text}", "not_positive", what=what, text=shown(text)
+        )
+    if factors is not None:
+        raise _ambiguous_suffix(text, what, suffix, value, factors, decimal_comma, group)
+    if value.denominator != 1:
+        raise InputError(
+            "{what} must be a whole number, got {text}", "not_whole", what=what, text=shown(text)
+        )
+    _check_maximum(value, maximum, text, what)
+    return int(value)
+
+
+def _ambiguous_suffix(
+    text: str,
+    what: str,
+    suffix: str,
+    value: Fraction,
+    factors: tuple[int, int],
+    decimal_comma: bool,
+    group: str | None,
+) -> InputError:
+    """The refusal of `32k` tokens, with both readings (`readings`) written for the reader."""
+    mark = "," if decimal_comma else "."
+    separator = group if group is not None else ("." if decimal_comma else ",")
+    decimal, binary = value * factors[0], value * factors[1]
+    error = InputError(
+        "{what} {text} is ambiguous: {decimal_reading} tokens ({suffix} = {decimal_factor}) or "
+        "{binary_reading} tokens ({suffix} = {binary_factor}); write the number of tokens in "
+        "digits, without a suffix",
+        "ambiguous_suffix",
+        what=what,
+        text=shown(text),
+        suffix=suffix,
+        decimal_reading=figure_text(decimal, separator, mark),
+        binary_reading=figure_text(binary, separator, mark),
+        decimal_factor=figure_text(Fraction(factors[0]), separator, mark),
+        binary_factor=figure_text(Fraction(factors[1]), separator, mark),
+    )
+    error.readings = (decimal, binary)
+    return error
+
+
+def figure_text(value: Fraction, group: str, mark: str) -> str:
+    """A positive value that ends in decimals, every digit written, thousands grouped with
+    `group`: the figures a refusal quotes (the CLI's tables use `iteragpu.i18n.numbers`).
+
+    >>> figure_text(Fraction(32768), ",", "."), figure_text(Fraction(6144, 5), ".", ",")
+    ('32,768', '1.228,8')
+    """
+    whole, _, fraction = exact_decimal_text(value).partition(".")
+    first = len(whole) % _GROUP_DIGITS or _GROUP_DIGITS
+    groups = [whole[:first]]
+    groups += [whole[i : i + _GROUP_DIGITS] for i in range(first, len(whole), _GROUP_DIGITS)]
+    return group.join(groups) + (mark + fraction if fraction else "")
 
 
 def parse_positive(

@@ -1,10 +1,12 @@
 """Byte quantities such as `24e9 B`, `80 GB`, `143771 MiB` or `2 gibibytes`, read exactly.
 
 The number follows the shared grammar of `iteragpu.core.numbers`; the unit is a symbol or a
-long name of `iteragpu.core.units`. Memory comes in whole bits: a quantity that is not a whole
-number of bits is refused, and `convert` refuses a result that is not a whole number of bytes
-unless a bit unit is asked for. pint is not used to read anything: it is the independent
-cross-check of the figure checker and the tests (`iteragpu.docs_tools.pint_units`).
+long name of `iteragpu.core.units`, and is never implied: `80` alone is refused with the list of
+units (is it 80 B or 80 GB?), as is a negative quantity, whatever its unit. Memory comes in
+whole bits: a quantity that is not a whole number of bits is refused, and `convert` refuses a
+result that is not a whole number of bytes unless a bit unit is asked for. pint is not used to
+read anything: it is the independent cross-check of the figure checker and the tests
+(`iteragpu.docs_tools.pint_units`).
 """
 
 from __future__ import annotations
@@ -63,8 +65,9 @@ def resolve_unit(name: str) -> str:
 
 
 def parse_bytes(text: str, what: str = "quantity", *, decimal_comma: bool = False) -> Fraction:
-    """Exact byte count of a quantity string, a whole number of bits; the unit defaults to B.
-    With `decimal_comma`, the number may be written `24,5` (see `iteragpu.core.numbers`).
+    """Exact byte count of a quantity string, a whole number of bits, with its unit: `80` alone
+    is refused (`no_unit`), not read as 80 B. With `decimal_comma`, the number may be written
+    `24,5` (see `iteragpu.core.numbers`).
 
     >>> parse_bytes("24e9 B")
     Fraction(24000000000, 1)
@@ -95,7 +98,15 @@ def parse_bytes(text: str, what: str = "quantity", *, decimal_comma: bool = Fals
         raise InputError(
             "{what} cannot be negative, got {text}", "negative", what=what, text=shown(text)
         )
-    byte_count = value * BYTES_PER_UNIT[resolve_unit(unit_text or "B")]
+    if not unit_text:
+        raise InputError(
+            "{what} {text} has no unit: write a number and a byte or bit unit, such as {units}",
+            "no_unit",
+            what=what,
+            text=shown(text),
+            units=_KNOWN_UNITS,
+        )
+    byte_count = value * BYTES_PER_UNIT[resolve_unit(unit_text)]
     if (byte_count * 8).denominator != 1:
         raise InputError(
             "{what} is not a whole number of bits, got {text}",

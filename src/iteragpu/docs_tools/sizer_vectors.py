@@ -17,10 +17,13 @@ from iteragpu.core import kv_cache, weights
 from iteragpu.core.numbers import (
     MAX_DIGITS,
     MAX_EXPONENT,
+    TOKEN_SUFFIXES,
     InputError,
+    decimal_places,
     parse_count,
     parse_non_negative,
     parse_positive,
+    parse_tokens,
 )
 from iteragpu.core.units import gib
 from iteragpu.core.weights import estimate_weights
@@ -139,13 +142,7 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
     q = {**DEFAULT_QUERY, **query}
     c = decimal_comma
     try:
-        if q["task"] not in TASKS:
-            raise InputError(f"task must be one of {', '.join(TASKS)}", "unknown_task")
-        estimate = estimate_weights(
-            _count(q, "params", c), _positive(q, "bits", c), _non_negative(q, "reserve_gib", c)
-        )
-        kv = _kv_estimate(q, c)
-        days = _count(q, "days", c)
+        estimate, kv, days = _read_query(q, c)
     except (InputError, ValueError) as error:
         return {"valid": False, "error": str(error)}
     candidates = shortlist(estimate.total_gib, days)
@@ -184,6 +181,50 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
     }
 
 
+def _read_query(q: dict[str, str], c: bool) -> tuple[Any, KVEstimate, int]:
+    """The weights, the KV cache and the days of a merged query, in the page's order of checks."""
+    if q["task"] not in TASKS:
+        raise InputError(f"task must be one of {', '.join(TASKS)}", "unknown_task")
+    estimate = estimate_weights(
+        _count(q, "params", c), _positive(q, "bits", c), _non_negative(q, "reserve_gib", c)
+    )
+    return estimate, _kv_estimate(q, c), _count(q, "days", c)
+
+
+def refusal(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str, Any] | None:
+    """The first refused input of `query` as the page reports it: its field (the message's
+    `what`) and reason, and for an ambiguous suffix the suffix and its two readings (decimal,
+    binary); None when the query sizes."""
+    try:
+        _read_query({**DEFAULT_QUERY, **query}, decimal_comma)
+    except InputError as error:
+        found: dict[str, Any] = {"field": error.values.get("what"), "reason": error.reason}
+        if error.readings is not None:
+            suffix = error.values["suffix"]
+            found["suffix"] = suffix
+            found["readings"] = [_exact(reading) for reading in error.readings]
+            found["text"] = {lang: _suffix_texts(suffix, error.readings, lang) for lang in CODES}
+        return found
+    return None
+
+
+def _suffix_texts(suffix: str, readings: tuple[Fraction, Fraction], lang: str) -> dict[str, str]:
+    """The fields of the page's ambiguous_suffix message in `lang`: every digit of each reading,
+    grouped as Babel groups them (`iteragpu.i18n.numbers`, apart from the core's own writing)."""
+
+    def figure(value: Fraction) -> str:
+        return format_number(value, decimal_places(value) or 0, lang)
+
+    decimal_factor, binary_factor = TOKEN_SUFFIXES[suffix.upper()]
+    return {
+        "suffix": suffix,
+        "decimal_reading": figure(readings[0]),
+        "binary_reading": figure(readings[1]),
+        "decimal_factor": figure(Fraction(decimal_factor)),
+        "binary_factor": figure(Fraction(binary_factor)),
+    }
+
+
 def _kv_estimate(q: dict[str, str], c: bool) -> KVEstimate:
     """The KV cache per layer kind, with `iteragpu model`'s code (iteragpu.models.kv)."""
     layers = _count(q, "layers", c)
@@ -193,10 +234,10 @@ def _kv_estimate(q: dict[str, str], c: bool) -> KVEstimate:
     else:
         heads, head_dim = _count(q, "kv_heads", c), _count(q, "head_dim", c)
         key_dim, value_dim, layout = head_dim, head_dim, PER_HEAD
-    tokens = _count(q, "tokens", c)
+    tokens = _tokens(q, "tokens", c)
     per_value = _positive(q, "bytes_per_value", c)
     sequences = _count(q, "sequences", c)
-    window = _count(q, "window", c) if q["window"] else None
+    window = _tokens(q, "window", c) if q["window"] else None
     windowed = _windowed_layers(q, c, layers, window)
     if q["cache"] not in CACHE_KINDS:
         raise InputError("cache must be dynamic or static", "unknown_cache")
@@ -230,11 +271,18 @@ def _candidate(c: Candidate) -> dict[str, Any]:
         "declared_text": {
             lang: format_number(gib(declared), 2, lang) for lang in CODES if declared is not None
         },
+        "paper_margin_bytes": c.paper_margin_bytes,
+        "paper_margin_basis": c.paper_basis,
     }
 
 
 def _count(query: dict[str, str], field: str, decimal_comma: bool) -> int:
     return parse_count(query[field], field, maximum=LIMITS.get(field), decimal_comma=decimal_comma)
+
+
+def _tokens(query: dict[str, str], field: str, decimal_comma: bool) -> int:
+    """A count of tokens: no suffix (32k may be 32,000 or 32,768), as the CLI's --tokens."""
+    return parse_tokens(query[field], field, maximum=LIMITS.get(field), decimal_comma=decimal_comma)
 
 
 def _positive(query: dict[str, str], field: str, decimal_comma: bool) -> Fraction:
@@ -292,25 +340,59 @@ COMMA_TEXTS: tuple[str, ...] = (
 )
 
 
+# Counts of tokens: a suffix is ambiguous (32k: 32,000 or 32,768), parameters keep theirs (7B).
+TOKEN_TEXTS: tuple[str, ...] = (
+    *("32k", "32K", "1M", "1m", "2G", "1T", "0.5k", "0.3k", "1.5k", "1,5k", " 32 k ", "1e3k"),
+    *("32768", "3.2768e4", "32_768", "1B", "7B", "32kk", "k", "-1k", "0k", "1e400k", "1e-50k"),
+    *("32k\u00a0", "\u0663k", "32 000", "32,768", "32.768", "131072", "1e9", "1.000000001e9"),
+)
+# Queries whose tokens or window are written with a suffix, and the Llama-3-70B case of the
+# issue that asked for the refusal: 80 layers, 8 KV heads of 128 at 32,768 tokens x 8.
+TOKEN_CASES: list[dict[str, str]] = [
+    {"tokens": "32k"},
+    {"tokens": "32K", "layers": "80", "kv_heads": "8", "head_dim": "128", "sequences": "8"},
+    {"tokens": "32768", "layers": "80", "kv_heads": "8", "head_dim": "128", "sequences": "8"},
+    {"tokens": "1M"},
+    {"tokens": "0.3k"},
+    {"tokens": "1B"},
+    {"tokens": "seven"},
+    {"tokens": "-1k"},
+    {"window": "4k", "tokens": "32768"},
+    {"params": "70B", "sequences": "1k", "days": "2"},
+    {"params": "1.5B", "tokens": "32k", "days": "0"},
+]
+# The same, where a decimal comma is read.
+TOKEN_COMMA_CASES: list[dict[str, str]] = [
+    {"tokens": "1,5k"},
+    {"tokens": "32.768"},
+    {"params": "1,5B", "tokens": "4096"},
+]
+
+
 def _parse_result(parse: Any, text: str, decimal_comma: bool) -> dict[str, Any]:
     try:
         value = parse(text, "x", decimal_comma=decimal_comma)
         return {"ok": True, "value": _exact(Fraction(value))}
     except InputError as error:
+        if error.readings is not None:  # 32k tokens: both readings, for the page to say
+            readings = [_exact(reading) for reading in error.readings]
+            return {"ok": False, "reason": error.reason, "readings": readings}
         return {"ok": False, "reason": error.reason}
 
 
 def parse_vectors(*, decimal_comma: bool = False) -> list[dict[str, Any]]:
-    """Each text through parse_count, parse_positive and parse_non_negative: value or reason;
-    with `decimal_comma`, as a reader who writes 13,04 types it."""
+    """Each text through parse_count, parse_tokens, parse_positive and parse_non_negative:
+    value or reason (and an ambiguous suffix's readings); with `decimal_comma`, as a reader who
+    writes 13,04 types it."""
     random = Random(20240601)  # seeded: the same vectors on every run
     alphabet = "0123456789" * 2 + "_.eE+-kMB \u0663" + (",," if decimal_comma else "")
     generated = ("".join(random.choices(alphabet, k=random.randint(1, 9))) for _ in range(400))
-    texts = (*PARSE_TEXTS, *COMMA_TEXTS, *generated)
+    texts = (*PARSE_TEXTS, *COMMA_TEXTS, *TOKEN_TEXTS, *generated)
     return [
         {
             "text": text,
             "count": _parse_result(parse_count, text, decimal_comma),
+            "tokens": _parse_result(parse_tokens, text, decimal_comma),
             "positive": _parse_result(parse_positive, text, decimal_comma),
             "non_negative": _parse_result(parse_non_negative, text, decimal_comma),
         }
@@ -334,6 +416,8 @@ def _boundary_queries() -> list[dict[str, str]]:
             edges.append(int(card.nominal_memory_bytes))
         if card.declared is not None:
             edges.append(card.declared.bound_bytes)
+        elif card.nominal_binary_bytes is not None:  # "N GB" read as N GiB excludes above it
+            edges.append(card.nominal_binary_bytes)
         for edge in edges:
             for need in (edge - 1, edge, edge + 1):
                 queries.append({"params": str(need), "bits": "8", "reserve_gib": "0"})
@@ -377,6 +461,17 @@ def vectors() -> dict[str, Any]:
         "cases_decimal_comma": [
             {"query": query, "expected": expected(query, decimal_comma=True)}
             for query in COMMA_CASES
+        ],
+        "token_cases": [
+            {"query": q, "expected": expected(q), "refusal": refusal(q)} for q in TOKEN_CASES
+        ],
+        "token_cases_decimal_comma": [
+            {
+                "query": q,
+                "expected": expected(q, decimal_comma=True),
+                "refusal": refusal(q, decimal_comma=True),
+            }
+            for q in TOKEN_COMMA_CASES
         ],
         "model_configs": config_vectors(),
     }

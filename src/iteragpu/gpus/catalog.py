@@ -104,6 +104,14 @@ class Card:
         return from_unit(self.nominal_memory_gb, "GB")
 
     @property
+    def nominal_binary_bytes(self) -> int | None:
+        """The nominal figure read as binary GiB (2^30 B each), the most generous reading of
+        "N GB": no card sold as N GB holds more, so a need above it is excluded."""
+        if self.nominal_memory_gb is None:
+            return None
+        return self.nominal_memory_gb * 2**30
+
+    @property
     def declared_memory_bytes(self) -> int | None:
         return None if self.declared is None else self.declared.bytes
 

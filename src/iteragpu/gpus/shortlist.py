@@ -3,8 +3,11 @@
 Statuses follow the sizing guide: `fit` (evidence confirms it within its scope), `check_needed`
 (no evidence yet) and `excluded` (an established failure). Only candidates whose requirements
 are all `fit` get a rank: by total package cost, then effective margin (largest first), then
-documented timeline. Candidates that still need checks follow without a rank, in catalogue
-order, then the excluded ones with the reason. A preference never offsets an exclusion.
+documented timeline. Candidates that still need checks follow without a rank, in review order:
+by the same keys as far as they are known on paper (package cost for the period, cards without
+a package last, then the margin on paper, largest first, then catalogue order). That order
+helps the reader review them; it is not a rank. Then the excluded ones with the reason. A
+preference never offsets an exclusion.
 
 Memory, for one card, by the first rule that applies:
 
@@ -14,8 +17,18 @@ Memory, for one card, by the first rule that applies:
    disagree leave it `check_needed`.
 2. The declared capacity: a need above what the device declares (plus the rounding of that
    figure) cannot fit, so `excluded`.
-3. Otherwise `check_needed`, with the reason of the first run, or of the nominal figure. The
-   nominal figure never excludes: read as decimal GB it is a convention, not the card's memory.
+3. Without a declared capacity, the nominal figure read in binary units: a need above N GB
+   read as N GiB (N x 2^30 B, the most generous reading of "N GB") cannot fit on any card sold
+   as N GB, so `excluded`. A declared capacity, where known, is the device's own figure and
+   speaks instead.
+4. Otherwise `check_needed`, with the reason of the first run, or of the nominal figure. Below
+   that bound the nominal figure neither excludes nor proves: read as decimal GB it is a
+   convention, not the card's memory.
+
+The margin on paper is the declared capacity minus the need when the device's declared figure
+is known, else the nominal figure read as decimal GB minus the need (rounded down to a byte;
+negative when the need is above it): a figure for review, labelled with its basis, never
+evidence.
 
 An out-of-memory run at a peak above the need leaves memory `check_needed`: the card held more
 than the need before failing, which is neither a failure nor a success of the need's load.
@@ -67,6 +80,10 @@ class Candidate:
     requirements: tuple[Requirement, ...]
     effective_margin_bytes: int | None = None  # capacity minus peak of the run that fits
     rank: int | None = None  # only when every requirement is fit
+    # Capacity on paper minus the need, rounded down to a byte, and which capacity: "declared"
+    # or "nominal" (decimal GB); None when the catalogue has neither figure.
+    paper_margin_bytes: int | None = None
+    paper_basis: str | None = None
 
     @property
     def status(self) -> Status:
@@ -160,6 +177,14 @@ def _memory(
         return _requirement(
             Status.EXCLUDED, "declared_below_need", declared_memory_bytes=declared.bytes
         )
+    binary = card.nominal_binary_bytes
+    if declared is None and binary is not None and need_bytes > binary:
+        return _requirement(
+            Status.EXCLUDED,
+            "above_nominal_binary",
+            nominal_memory_bytes=binary // 2**30 * 10**9,  # N GB read as decimal GB
+            nominal_binary_bytes=binary,
+        )
     return verdicts[0] if verdicts else _without_evidence(card, need_bytes)
 
 
@@ -170,6 +195,16 @@ def _effective_margin(requirement: Requirement) -> int:
     if isinstance(capacity, int) and isinstance(peak, int):
         return capacity - peak
     return 0
+
+
+def _paper_margin(card: Card, need_bytes: Fraction) -> tuple[int | None, str | None]:
+    """The margin on paper and its basis: the declared capacity, else the nominal figure."""
+    if card.declared_memory_bytes is not None:
+        return math.floor(card.declared_memory_bytes - need_bytes), "declared"
+    nominal = card.nominal_memory_bytes
+    if nominal is not None:
+        return math.floor(nominal - need_bytes), "nominal"
+    return None, None
 
 
 def _package(card: Card, days: int, cards: int) -> tuple[RentalPackage | None, Requirement]:
@@ -187,10 +222,23 @@ def _rank_key(candidate: Candidate) -> tuple[Decimal, int, int, str]:
     return (package.price, -margin, package.days, candidate.card.name)
 
 
+def _review_key(candidate: Candidate) -> tuple[bool, Decimal, bool, int]:
+    """The ranking's keys as far as paper knows them: cost (no package last), then the margin
+    on paper (largest first, unknown last). `sorted` is stable: ties keep catalogue order."""
+    package, margin = candidate.package, candidate.paper_margin_bytes
+    return (
+        package is None,
+        Decimal(0) if package is None else package.price,
+        margin is None,
+        0 if margin is None else -margin,
+    )
+
+
 def _ordered(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Ranked fit candidates, then those to review, then the excluded, each in a stable order."""
+    """Ranked fit candidates, then those to review in review order, then the excluded in
+    catalogue order."""
     fit = sorted((c for c in candidates if c.status is Status.FIT), key=_rank_key)
-    to_review = [c for c in candidates if c.status is Status.CHECK_NEEDED]
+    to_review = sorted((c for c in candidates if c.status is Status.CHECK_NEEDED), key=_review_key)
     excluded = [c for c in candidates if c.status is Status.EXCLUDED]
     ranked = [replace(c, rank=rank) for rank, c in enumerate(fit, 1)]
     return ranked + to_review + excluded
@@ -259,5 +307,8 @@ def shortlist(
             else:
                 statuses.append(Requirement(name, Status.CHECK_NEEDED, "no_evidence", {}))
         margin = _effective_margin(memory) if memory.status is Status.FIT else None
-        candidates.append(Candidate(card, package, need_bytes, tuple(statuses), margin))
+        paper_margin, basis = _paper_margin(card, need_bytes)
+        candidates.append(
+            Candidate(card, package, need_bytes, tuple(statuses), margin, None, paper_margin, basis)
+        )
     return _ordered(candidates)

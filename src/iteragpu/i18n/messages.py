@@ -54,6 +54,14 @@ TEXTS: Final[dict[str, str]] = {
     "nominal_gb": N_("Nominal (GB)"),
     "declared_gib": N_("Declared capacity (GiB)"),
     "effective_margin_gib": N_("Effective margin (GiB)"),
+    "paper_margin_gib": N_("Margin on paper (GiB)"),
+    "preset_source": N_(
+        "Published config.json of {repo} (Hub revision: {revision}), kept verbatim; read at {url}"
+    ),
+    "preset_revision_unknown": N_("not known"),
+    "preset_card": N_("Parameters stated by the model card: {parameters} ({url})"),
+    "basis_declared": N_("declared"),
+    "basis_nominal": N_("nominal"),
     "unknown": N_("unknown"),
     "report_title": N_("Lab result {path}: device {device}, schema {schema}, outcome {outcome}"),
     "report_phase": N_("Phase"),
@@ -118,8 +126,15 @@ TEXTS: Final[dict[str, str]] = {
     "shortlist_title": N_("Need {need_gib} GiB, {cards} cards × {days} days"),
     "rank_rule": N_(
         "Only candidates fit on every requirement are ranked: by total cost, then effective "
-        "margin, then timeline. Candidates that need checks follow without a rank in catalogue "
-        "order, then the excluded ones with their reason."
+        "margin, then timeline. Candidates that need checks follow without a rank, in review "
+        "order: package cost for the period (no package last), then the margin on paper, "
+        "largest first. That order is for review, not a rank. The excluded ones come last, "
+        "with their reason."
+    ),
+    "paper_margin_rule": N_(
+        "Margin on paper: the capacity the device declares minus the need, else the nominal "
+        "figure read as decimal GB minus the need (the word in brackets says which). Negative: "
+        "the need is beyond that capacity on paper. It is not evidence either way."
     ),
     "nominal_convention": N_(
         "The «Nominal (GB)» column reads the catalogue's figure as decimal GB (10^9 B) by "
@@ -145,6 +160,11 @@ TEXTS: Final[dict[str, str]] = {
         "The need is above the nominal {nominal_memory_gb} GB (read as decimal GB by "
         "convention), and the catalogue lacks the capacity the device declares. The nominal "
         "figure alone cannot exclude the card; check by measuring."
+    ),
+    "reason_above_nominal_binary": N_(
+        "The need of {need_gib} GiB is above the nominal {nominal_memory_gb} GB even read in "
+        "binary units ({nominal_binary_gib} GiB, the most generous reading of the figure): no "
+        "card sold with that figure holds it."
     ),
     "reason_nominal_unknown": N_("The catalogue lacks the nominal capacity."),
     "reason_declared_below_need": N_(

@@ -475,6 +475,14 @@ MAX_EXPONENT = 50
 
 _COUNT_SUFFIXES = {"K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _COUNT_CHARACTERS = frozenset("0123456789_.eE+-")
+# A suffix after a number of tokens (or a dimension): its decimal and its binary reading, both in
+# use, so that `32k` is refused as ambiguous (the core's parse_tokens).
+_TOKEN_SUFFIXES = {
+    "K": (10**3, 2**10),
+    "M": (10**6, 2**20),
+    "G": (10**9, 2**30),
+    "T": (10**12, 2**40),
+}
 _SHOWN_CHARACTERS = 40
 # Where a decimal comma is read, a mark between one to three leading digits and exactly three
 # more may as well group thousands (1,234 or 1.500): refused, never guessed.
@@ -484,6 +492,9 @@ _GROUP_DIGITS = 3
 class NumberError(LabError, ValueError):
     """A number the shared grammar refuses; `reason` is the core's code for the same refusal
     (iteragpu.core.numbers.InputError.reason), the message is one line."""
+
+    # The two values an ambiguous suffix may mean (decimal, binary), as the core's `readings`.
+    readings: tuple[Exact, Exact] | None = None
 
     @property
     def reason(self) -> str:
@@ -658,12 +669,49 @@ def parse_count(text: str, lang: str = SOURCE_LANGUAGE, *, maximum: int) -> int:
     return value.numerator  # whole: its denominator is 1
 
 
+def _refuse_ambiguous_suffix(text: str, lang: str) -> None:
+    """Refuse `32k` as the core's parse_tokens refuses it: a positive number of the grammar then
+    K, M, G or T may be read in decimal (k = 1,000) or binary (k = 1,024); both readings are said
+    in `lang`'s figures. Anything else is left to the grammar."""
+    number = text.strip()
+    suffix = number[-1:]
+    if not suffix or suffix not in "KkMmGgTt":
+        return
+    number = number[:-1].rstrip()
+    allowed = _COUNT_CHARACTERS | {","} if decimal_comma(lang) else _COUNT_CHARACTERS
+    if not number or not allowed.issuperset(number):
+        return
+    try:
+        value = parse_number(number, lang)
+    except NumberError:
+        return
+    if value <= 0:
+        return
+    decimal_factor, binary_factor = _TOKEN_SUFFIXES[suffix.upper()]
+    readings = (value * exact(decimal_factor), value * exact(binary_factor))
+    error = NumberError(
+        "ambiguous_suffix",
+        text=shown(text),
+        suffix=suffix,
+        decimal_reading=local_number(readings[0], lang, None),
+        binary_reading=local_number(readings[1], lang, None),
+        decimal_factor=local_number(decimal_factor, lang),
+        binary_factor=local_number(binary_factor, lang),
+    )
+    error.readings = readings
+    raise error
+
+
 def parse_whole(text: str, lang: str = SOURCE_LANGUAGE, *, minimum: int, maximum: int) -> int:
-    """A whole number in [minimum, maximum], minimum 0 or 1 (a dimension, a count of passes).
+    """A whole number in [minimum, maximum], minimum 0 or 1 (a dimension, a count of passes),
+    written in digits: `--context 32k` is refused as ambiguous (32,000 or 32,768), as the CLI
+    refuses `--tokens 32k`.
 
     >>> parse_whole("6.4e1", minimum=1, maximum=2**31 - 1)
     64
     """
+    _refuse_non_ascii_digits(text)
+    _refuse_ambiguous_suffix(text, lang)
     value = parse_number(text, lang)
     if value < 0:
         raise NumberError("negative", text=shown(text))
@@ -2727,6 +2775,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "수도, 천 단위 구분일 수도 있습니다. 정수라면 {whole}, 소수라면 {decimal}로 쓰세요",
         "not_count": "7e9, 7B, 1.5B 같은 양의 정수여야 합니다(소수점은 '.', 자릿수는 '_'로 묶거나 "
         "묶지 않음): {text}",
+        "ambiguous_suffix": "모호한 숫자입니다: {text}. {decimal_reading}({suffix} = "
+        "{decimal_factor}) 또는 {binary_reading}({suffix} = {binary_factor}), 두 가지로 읽힙니다. "
+        "접미사 없이 숫자로만 쓰세요",
         "not_whole": "정수여야 합니다: {text}",
         "not_positive": "0보다 커야 합니다: {text}",
         "negative": "음수일 수 없습니다: {text}",
@@ -2963,6 +3014,9 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "untuk desimal",
         "not_count": "harus bilangan bulat positif seperti 7e9, 7B, atau 1,5B (tanda desimal ',' "
         "atau '.', kelompok digit dengan '_' atau tanpa pemisah): {text}",
+        "ambiguous_suffix": "angka ambigu: {text}. Bisa berarti {decimal_reading} ({suffix} = "
+        "{decimal_factor}) atau {binary_reading} ({suffix} = {binary_factor}); tulis dengan angka "
+        "saja, tanpa akhiran",
         "not_whole": "harus bilangan bulat: {text}",
         "not_positive": "harus lebih besar dari 0: {text}",
         "negative": "tidak boleh negatif: {text}",

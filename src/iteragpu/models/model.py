@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from iteragpu.core.kv_cache import MAX_BYTES_PER_VALUE, MAX_SEQUENCES, MAX_TOKENS
 from iteragpu.core.numbers import exact_decimal_text, limit_text
@@ -47,6 +47,9 @@ from iteragpu.models.kv import (
 )
 from iteragpu.models.parameters import count_parameters
 from iteragpu.models.tensors import INTEGER, WeightsInventory
+
+if TYPE_CHECKING:
+    from iteragpu.models.presets import Preset
 
 CONFIG_NAME: Final = "config.json"
 # The endings of what `safetensors.weight_files` looks for: its files and its index.
@@ -100,6 +103,7 @@ class ModelSizing(Record):
     mla_alternative: KVEstimate | None
     reserve_gib: Fraction
     caveats: tuple[str, ...]
+    preset: Preset | None = None  # the published config read by name, when `path` is a name
 
     @property
     def reserve_bytes(self) -> Fraction:
@@ -153,6 +157,11 @@ def size_model(
         )
 
     config, inventory = _read(path)
+    preset = None
+    if not path.exists() and len(path.parts) == 1:
+        from iteragpu.models.presets import find_preset  # only for a name: it reads an index
+
+        preset = find_preset(str(path))
     weights = _weights(config, inventory, bits, dtype)
     per_value = _kv_bytes_per_value(config, kv_bytes_per_value, kv_dtype)
     kv = estimate_kv(layer_layouts(config, mla_layout), tokens, per_value, sequences, cache_rules)
@@ -162,7 +171,7 @@ def size_model(
         layouts = layer_layouts(config, other)
         alternative = estimate_kv(layouts, tokens, per_value, sequences, cache_rules)
     caveats = _caveats(config, weights, kv, mla_layout)
-    return ModelSizing(path, config, weights, kv, alternative, reserve, caveats)
+    return ModelSizing(path, config, weights, kv, alternative, reserve, caveats, preset)
 
 
 def _check_count(what: str, value: int, maximum: int) -> None:
@@ -209,7 +218,18 @@ def _read(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
         inventory = gguf_files.read_inventory(path, reader)
         return parse_config(gguf_files.config_from_metadata(path, reader), str(path)), inventory
     if not path.exists():
-        raise ModelInputError("{path}: no such file or folder", "missing_path", path=str(path))
+        # Not on disk: a popular model by name (iteragpu.models.presets), else nothing.
+        from iteragpu.models.presets import find_preset, preset_names
+
+        preset = find_preset(str(path)) if len(path.parts) == 1 else None
+        if preset is None:
+            raise ModelInputError(
+                "{path}: no such file or folder, nor a model name ({names})",
+                "missing_path",
+                path=str(path),
+                names=", ".join(preset_names()),
+            )
+        return load_config(preset.config_path), None
     return load_config(path), None
 
 
@@ -384,12 +404,24 @@ def _weights_json(weights: Weights) -> dict[str, Any]:
     }
 
 
+def _preset_json(preset: Preset) -> dict[str, Any]:
+    return {
+        "name": preset.name,
+        "hf_repo": preset.hf_repo,
+        "hf_revision": preset.hf_revision,
+        "read_at": preset.read_at,
+        "card_parameters": preset.card_parameters,
+        "card_url": preset.card_url,
+    }
+
+
 def payload(sizing: ModelSizing) -> dict[str, Any]:
     """The `--json` object of `iteragpu model` (keys listed in this module's docstring)."""
     config, kv = sizing.config, sizing.kv
     alternative = sizing.mla_alternative
     return {
         "path": str(sizing.path),
+        "preset": None if sizing.preset is None else _preset_json(sizing.preset),
         "model_type": config.model_type,
         "outer_model_type": config.outer_model_type,
         "quantization_method": config.quantization_method,

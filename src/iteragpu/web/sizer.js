@@ -114,6 +114,20 @@
     );
   }
   var COUNT_SUFFIXES = { K: 10n ** 3n, M: 10n ** 6n, B: 10n ** 9n, G: 10n ** 9n, T: 10n ** 12n };
+  // iteragpu.core.numbers.parse_tokens' count of tokens: a number, and a K, M, G or T only to
+  // be refused with its two readings, decimal and binary (32k: 32,000 or 32,768).
+  function tokenPattern(marks) {
+    return new RegExp(
+      "^[" + PY_SPACE + "]*([0-9_" + marks + "eE+-]+)[" + PY_SPACE + "]*([KkMmGgTt])?[" +
+        PY_SPACE + "]*$"
+    );
+  }
+  var TOKEN_SUFFIXES = {
+    K: [10n ** 3n, 2n ** 10n],
+    M: [10n ** 6n, 2n ** 20n],
+    G: [10n ** 9n, 2n ** 30n],
+    T: [10n ** 12n, 2n ** 40n],
+  };
   // iteragpu.core.numbers' grammar: ASCII digits, `_` only between two digits, no NaN or
   // infinity; `marks` are the decimal marks read (`.`, and `,` where the reader writes 13,04).
   var DIGITS = "[0-9](?:_?[0-9])*";
@@ -124,8 +138,8 @@
     );
   }
   var GRAMMARS = {
-    dot: { count: countPattern("."), number: numberPattern(".") },
-    comma: { count: countPattern(".,"), number: numberPattern(".,") },
+    dot: { count: countPattern("."), tokens: tokenPattern("."), number: numberPattern(".") },
+    comma: { count: countPattern(".,"), tokens: tokenPattern(".,"), number: numberPattern(".,") },
   };
   // A mark after one to three leading digits (not a lone 0) and before exactly three may group
   // thousands where a decimal comma is read: refused as ambiguous (1,234 or 1.500 in Indonesian).
@@ -201,6 +215,53 @@
     if (value.n <= 0n) return fail("not_positive");
     var counted = bounded(ok(value), maximum);
     return counted.ok ? ok(value.n) : counted;
+  }
+
+  /**
+   * iteragpu.core.numbers.parse_tokens: a positive whole count of tokens without a suffix. A K,
+   * M, G or T fails as ambiguous_suffix with the suffix and its two `readings` (decimal, binary).
+   */
+  function parseTokens(text, maximum, decimalComma) {
+    text = String(text);
+    if (NON_ASCII_DIGIT.test(text)) return fail("non_ascii_digit");
+    var match = (decimalComma ? GRAMMARS.comma : GRAMMARS.dot).tokens.exec(text);
+    if (match === null) return fail("not_token_count");
+    var parsed = parseNumber(match[1], decimalComma);
+    if (!parsed.ok) return parsed;
+    var value = parsed.value;
+    if (value.n <= 0n) return fail("not_positive");
+    if (match[2] !== undefined) {
+      var factors = TOKEN_SUFFIXES[match[2].toUpperCase()];
+      var refused = fail("ambiguous_suffix");
+      refused.suffix = match[2];
+      refused.readings = [mul(value, rational(factors[0])), mul(value, rational(factors[1]))];
+      return refused;
+    }
+    if (!isWhole(value)) return fail("not_whole");
+    var counted = bounded(ok(value), maximum);
+    return counted.ok ? ok(value.n) : counted;
+  }
+
+  /**
+   * The fields of an ambiguous_suffix message ({suffix}, {decimal_reading}, {binary_reading},
+   * {decimal_factor}, {binary_factor}) written with the page's `symbols`, every digit kept;
+   * none for another refusal.
+   */
+  function suffixReadingTexts(refusal, symbols) {
+    if (!refusal.readings) return {};
+    var figure = function (value) {
+      var text = exactDecimal(value);
+      var mark = text.indexOf(".");
+      return formatNumber(value, mark < 0 ? 0 : text.length - mark - 1, symbols);
+    };
+    var factors = TOKEN_SUFFIXES[refusal.suffix.toUpperCase()];
+    return {
+      suffix: refusal.suffix,
+      decimal_reading: figure(refusal.readings[0]),
+      binary_reading: figure(refusal.readings[1]),
+      decimal_factor: figure(rational(factors[0])),
+      binary_factor: figure(rational(factors[1])),
+    };
   }
 
   /** iteragpu.core.numbers.parse_positive: bits, bytes per value. */
@@ -366,6 +427,8 @@
         name: card.name,
         nominalGb: nominalGb,
         nominalBytes: nominalGb === null ? null : mul(nominalGb, BYTES_PER_GB),
+        // The most generous reading of "N GB", N GiB: no card sold as N GB holds more.
+        nominalBinaryBytes: nominalGb === null ? null : mul(nominalGb, BYTES_PER_GIB),
         declaredBytes: declared,
         declaredBoundBytes:
           declared === null
@@ -390,13 +453,18 @@
   }
 
   /**
-   * Memory without a lab run (iteragpu.gpus.shortlist): excluded only above the declared capacity
-   * and its rounding; otherwise check_needed, with the reason the nominal figure gives. The
-   * nominal figure never excludes.
+   * Memory without a lab run (iteragpu.gpus.shortlist): excluded above the declared capacity
+   * and its rounding, or, without one, above the nominal figure read in binary units (N GB as
+   * N GiB, its most generous reading); otherwise check_needed, with the reason the nominal figure gives. Below
+   * that reading the nominal figure neither excludes nor proves.
    */
   function memoryWithoutEvidence(card, needBytes) {
     if (card.declaredBoundBytes !== null && cmp(needBytes, card.declaredBoundBytes) > 0) {
       return { status: "excluded", reason: "declared_below_need" };
+    }
+    var binary = card.nominalBinaryBytes;
+    if (card.declaredBytes === null && binary !== null && cmp(needBytes, binary) > 0) {
+      return { status: "excluded", reason: "above_nominal_binary" };
     }
     if (card.nominalBytes === null) return { status: "check_needed", reason: "nominal_unknown" };
     if (cmp(needBytes, card.nominalBytes) <= 0) {
@@ -411,12 +479,48 @@
     };
   }
 
+  /** floor(a) as a whole number of bytes (BigInt). */
+  function floorBytes(a) {
+    var q = a.n / a.d;
+    return a.n < 0n && q * a.d !== a.n ? q - 1n : q;
+  }
+
+  /**
+   * The margin on paper (iteragpu.gpus.shortlist._paper_margin): the declared capacity minus
+   * the need, else the nominal figure read as decimal GB minus the need, rounded down to a
+   * byte; with its basis. Null when the catalogue has neither figure.
+   */
+  function paperMargin(card, needBytes) {
+    if (card.declaredBytes !== null) {
+      return { bytes: floorBytes(add(card.declaredBytes, neg(needBytes))), basis: "declared" };
+    }
+    if (card.nominalBytes !== null) {
+      return { bytes: floorBytes(add(card.nominalBytes, neg(needBytes))), basis: "nominal" };
+    }
+    return { bytes: null, basis: null };
+  }
+
+  /** Review order of candidates to check: cost (no package last), then margin on paper. */
+  function reviewCompare(a, b) {
+    if ((a.cost === null) !== (b.cost === null)) return a.cost === null ? 1 : -1;
+    if (a.cost !== null) {
+      var byCost = cmp(a.cost, b.cost);
+      if (byCost !== 0) return byCost;
+    }
+    if ((a.paperMarginBytes === null) !== (b.paperMarginBytes === null)) {
+      return a.paperMarginBytes === null ? 1 : -1;
+    }
+    if (a.paperMarginBytes === null || a.paperMarginBytes === b.paperMarginBytes) return 0;
+    return a.paperMarginBytes > b.paperMarginBytes ? -1 : 1;
+  }
+
   /**
    * Every card for a need of `needBytes` over `days` on `cards` cards. Package is `fit` when
    * the catalog lists one for the same days and cards, else `check_needed`; the overall status
    * is the worst. The page takes no lab result, so memory is never `fit` and, as in
-   * iteragpu.gpus.shortlist, a candidate not fit on every requirement gets no rank: those to review
-   * come in catalogue order, then the excluded ones.
+   * iteragpu.gpus.shortlist, a candidate not fit on every requirement gets no rank: those to
+   * review come in review order (cost, then margin on paper; ties in catalogue order, as
+   * Array.prototype.sort is stable), which is not a rank, then the excluded ones.
    */
   function shortlist(catalog, needBytes, days, cards) {
     if (cards === undefined) cards = 1n;
@@ -430,6 +534,7 @@
       }
       var memory = memoryWithoutEvidence(card, needBytes);
       var requirements = { memory: memory.status, package: pkg ? "fit" : "check_needed" };
+      var margin = paperMargin(card, needBytes);
       return {
         id: card.id,
         name: card.name,
@@ -442,6 +547,8 @@
         reasons: { memory: memory.reason, package: pkg ? "package_listed" : "package_missing" },
         status: worst([requirements.memory, requirements.package]),
         rank: null,
+        paperMarginBytes: margin.bytes,
+        paperBasis: margin.basis,
       };
     });
     var excluded = function (c) {
@@ -451,6 +558,7 @@
       .filter(function (c) {
         return !excluded(c);
       })
+      .sort(reviewCompare)
       .concat(candidates.filter(excluded));
   }
 
@@ -970,10 +1078,10 @@
     ["kv_values", parseCount],
     ["kv_heads", parseCount],
     ["head_dim", parseCount],
-    ["tokens", parseCount],
+    ["tokens", parseTokens],
     ["bytes_per_value", parsePositive],
     ["sequences", parseCount],
-    ["window", parseCount],
+    ["window", parseTokens],
     ["windowed_layers", parseCount],
     ["cache", null],
     ["days", parseCount],
@@ -1020,7 +1128,11 @@
       }
       var parsed = parse(q[key], LIMITS[key], decimalComma);
       if (parsed.ok) values[key] = parsed.value;
-      else errors.push({ field: key, reason: parsed.reason });
+      else if (parsed.readings) {
+        errors.push({
+          field: key, reason: parsed.reason, suffix: parsed.suffix, readings: parsed.readings,
+        });
+      } else errors.push({ field: key, reason: parsed.reason });
       if (key === "windowed_layers" && parsed.ok) {
         // Checked where Python checks it, once the layers and the window are read.
         var known = errors.every(function (e) {
@@ -1125,6 +1237,8 @@
           requirements: { memory: c.requirements.memory, package: c.requirements.package },
           reasons: { memory: c.reasons.memory, package: c.reasons.package },
           declared_text: declared,
+          paper_margin_bytes: c.paperMarginBytes === null ? null : jsonInteger(c.paperMarginBytes),
+          paper_margin_basis: c.paperBasis,
         };
       }),
     };
@@ -1139,10 +1253,19 @@
 
   /**
    * What the chart draws for a valid result: the need stacked as weights, reserve, then the KV
-   * cache (drawn apart: the rough range leaves it out), and each card's nominal and declared
-   * capacity; exact bytes, which only the drawing rounds to pixels.
+   * cache (drawn apart: the rough range leaves it out), and the cards that matter: those still
+   * to check, in the short list's review order, each with its nominal and declared capacity and
+   * whether the rough range is within its capacity on paper (declared, else nominal read as
+   * decimal GB). The excluded cards are named apart, not drawn. The axis runs to twice the
+   * need with its KV cache, or to the first capacity on paper that holds it if that is larger;
+   * a mark beyond the axis is drawn at its end, clipped. Exact bytes, which only the drawing
+   * rounds to pixels.
    */
   function chartModel(result, cards) {
+    var byId = {};
+    cards.forEach(function (card) {
+      byId[card.id] = card;
+    });
     var start = rational(0n);
     var segments = [
       ["weights", result.weightsBytes],
@@ -1153,20 +1276,36 @@
       start = segment.end;
       return segment;
     });
-    var top = start;
-    var marks = cards.map(function (card) {
-      [card.nominalBytes, card.declaredBytes].forEach(function (bytes) {
-        if (bytes !== null && cmp(bytes, top) > 0) top = bytes;
-      });
-      return {
+    var need = start;
+    var top = add(need, need);
+    var holding = null; // the smallest capacity on paper that holds the need
+    var shown = [];
+    var excluded = [];
+    (result.candidates || []).forEach(function (candidate) {
+      var card = byId[candidate.id];
+      if (!card) return;
+      if (candidate.status === "excluded") {
+        excluded.push({ id: card.id, name: card.name, reason: candidate.reasons.memory });
+        return;
+      }
+      var paper = card.declaredBytes !== null ? card.declaredBytes : card.nominalBytes;
+      var within = paper === null ? null : cmp(result.totalBytes, paper) <= 0;
+      if (paper !== null && cmp(paper, need) >= 0 && (holding === null || cmp(paper, holding) < 0)) {
+        holding = paper;
+      }
+      shown.push({
         id: card.id,
         name: card.name,
         nominalGb: card.nominalGb,
         nominalBytes: card.nominalBytes,
         declaredBytes: card.declaredBytes,
-      };
+        paper: within === null ? null : within ? "within" : "beyond",
+        paperBasis: candidate.paperBasis,
+        paperMarginBytes: candidate.paperMarginBytes,
+      });
     });
-    return { segments: segments, cards: marks, maxBytes: top };
+    if (holding !== null && cmp(holding, top) > 0) top = holding;
+    return { segments: segments, cards: shown, excluded: excluded, maxBytes: top };
   }
 
   /** GiB as a float, for pixels only. */
@@ -1258,6 +1397,7 @@
     this.chart = doc.getElementById("memory-chart");
     this.kvKinds = doc.getElementById("sizer-kv-kinds");
     this.configText = doc.getElementById("sizer-config-text");
+    this.preset = doc.getElementById("sizer-preset");
     this.configFile = doc.getElementById("sizer-config-file");
     this.configStatus = doc.getElementById("sizer-config-status");
     this.mlaLayout = doc.getElementById("sizer-mla-layout");
@@ -1345,7 +1485,9 @@
         item.setAttribute("data-field", error.field);
         item.setAttribute("data-reason", error.reason);
         item.textContent =
-          self.label(error.field) + ": " + self.message("data-reason", error.reason);
+          self.label(error.field) +
+          ": " +
+          self.words("data-reason", error.reason, suffixReadingTexts(error, self.symbols));
         self.errorList.appendChild(item);
       });
       this.errorBox.hidden = false;
@@ -1379,6 +1521,13 @@
           c.declaredGib === null
             ? self.message("data-text", "unknown")
             : formatNumber(c.declaredGib, 2, self.symbols),
+        ],
+        [
+          "paper-margin-gib",
+          c.paperMarginBytes === null
+            ? self.message("data-text", "unknown")
+            : formatNumber(gib(rational(c.paperMarginBytes)), 2, self.symbols) + " (" +
+              self.message("data-text", "basis_short_" + c.paperBasis) + ")",
         ],
         [
           "cost",
@@ -1456,7 +1605,10 @@
     var step = tickStep(maxGib);
     var axisMax = Math.ceil(maxGib / step) * step;
     var x = function (bytes) {
-      return labelWidth + (plotWidth * gibFloat(bytes)) / axisMax;
+      return labelWidth + (plotWidth * Math.min(gibFloat(bytes), axisMax)) / axisMax;
+    };
+    var beyondAxis = function (bytes) {
+      return gibFloat(bytes) > axisMax;
     };
     var root = svg(doc, plot, "svg", {
       width: width,
@@ -1519,8 +1671,9 @@
       });
     });
 
-    // One row per card: its declared capacity (a bar, upper half) and its nominal figure read
-    // as decimal GB (a hollow triangle, lower half): neither is a bound.
+    // One row per card to check: its declared capacity (a bar, upper half) and its nominal
+    // figure read as decimal GB (a hollow triangle, lower half): neither is a bound. The row's
+    // label and marks say whether the rough range is within its capacity on paper.
     var list = doc.createElement("ul");
     model.cards.forEach(function (card, index) {
       var top = cardsTop + index * rowHeight;
@@ -1538,14 +1691,24 @@
       var declared = card.declaredBytes === null
         ? self.words("data-chart-text", "declared_unknown")
         : self.words("data-chart-text", "declared", { gib: gibText(card.declaredBytes) });
+      var paper = card.paper === null
+        ? self.words("data-chart-text", "paper_unknown")
+        : self.words("data-chart-text", "paper_" + card.paper, {
+          gib: gibText(rational(card.paperMarginBytes)),
+          basis: self.message("data-text", "basis_" + card.paperBasis),
+        });
       var sentence = self.words("data-chart-text", "card", {
-        card: card.name, nominal: nominal, declared: declared,
+        card: card.name, nominal: nominal, declared: declared, paper: paper,
       });
+      var paperClass = card.paper === null ? "" : " sizer-chart-" + card.paper;
+      label.setAttribute("class", "sizer-chart-label" + paperClass);
+      if (card.paper !== null) label.setAttribute("data-paper", card.paper);
       if (card.declaredBytes !== null) {
         var dx = x(card.declaredBytes);
         var bar = svg(doc, root, "rect", {
           x: dx - 1.5, y: top + 2, width: 3, height: rowHeight / 2 - 2,
-          class: "sizer-chart-declared", "data-mark": "declared", "data-card-id": card.id,
+          class: "sizer-chart-declared" + paperClass, "data-mark": "declared",
+          "data-card-id": card.id, "data-clipped": beyondAxis(card.declaredBytes) ? "true" : "false",
         });
         svg(doc, bar, "title", {}).textContent = sentence;
       }
@@ -1554,12 +1717,14 @@
         var y0 = top + rowHeight / 2 + 1;
         var triangle = svg(doc, root, "path", {
           d: "M" + nx + " " + y0 + "l-4.5 8h9z",
-          class: "sizer-chart-nominal", "data-mark": "nominal", "data-card-id": card.id,
+          class: "sizer-chart-nominal" + paperClass, "data-mark": "nominal",
+          "data-card-id": card.id, "data-clipped": beyondAxis(card.nominalBytes) ? "true" : "false",
         });
         svg(doc, triangle, "title", {}).textContent = sentence;
       }
       var item = doc.createElement("li");
       item.setAttribute("data-card-id", card.id);
+      if (card.paper !== null) item.setAttribute("data-paper", card.paper);
       item.textContent = sentence;
       list.appendChild(item);
     });
@@ -1574,6 +1739,18 @@
     });
     text.appendChild(summary);
     text.appendChild(list);
+    if (model.excluded.length) {
+      var gone = doc.createElement("p");
+      gone.setAttribute("data-chart-excluded", model.excluded.map(function (c) {
+        return c.id;
+      }).join(" "));
+      gone.textContent = this.words("data-chart-text", "excluded", {
+        cards: model.excluded.map(function (c) {
+          return c.name;
+        }).join(", "),
+      });
+      text.appendChild(gone);
+    }
   };
 
   /** The KV cache per layer kind, one row each. */
@@ -1748,6 +1925,23 @@
         sizer.loadFile(event.dataTransfer && event.dataTransfer.files[0]);
       });
     }
+    if (sizer.preset && sizer.configText) {
+      // The published configs of iteragpu.models.presets, read as a pasted config would be.
+      (sizer.data.presets || []).forEach(function (preset) {
+        var option = doc.createElement("option");
+        option.value = preset.name;
+        option.textContent = preset.hf_repo;
+        sizer.preset.appendChild(option);
+      });
+      sizer.preset.addEventListener("change", function () {
+        var chosen = (sizer.data.presets || []).filter(function (preset) {
+          return preset.name === sizer.preset.value;
+        })[0];
+        if (!chosen) return;
+        sizer.configText.value = chosen.text;
+        sizer.loadConfig(chosen.text);
+      });
+    }
     if (sizer.configFile) {
       sizer.configFile.addEventListener("change", function () {
         sizer.loadFile(sizer.configFile.files[0]);
@@ -1790,6 +1984,8 @@
     LIMITS: LIMITS,
     parseNumber: parseNumber,
     parseCount: parseCount,
+    parseTokens: parseTokens,
+    suffixReadingTexts: suffixReadingTexts,
     parsePositive: parsePositive,
     parseNonNegative: parseNonNegative,
     readsDecimalComma: readsDecimalComma,

@@ -1,0 +1,148 @@
+"""`iteragpu model`'s options, read into one request and answered: the command's whole work
+apart from parsing its arguments.
+
+Both ways into the command use it: the typer command of `iteragpu.cli.app` and the fast path of
+`iteragpu.cli.fast`, which answers the common invocations without importing click or typer.
+Each hands over the raw option values as typer gives them (strings, None for an option not
+given, booleans for the flags), so that the two can only answer alike: the same numbers read in
+the reader's grammar, the same refusals, the same output.
+
+Imports neither click nor typer (tests/test_import_graph.py pins it), and holds no dataclass:
+creating one costs start-up that a whole run of the peer does not spend.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from iteragpu.cli.language import reads_decimal_comma
+from iteragpu.cli.output import fail
+from iteragpu.i18n.catalogue import N_, translate
+
+if TYPE_CHECKING:
+    from iteragpu.models.model import ModelSizing
+
+
+class ModelRequest:
+    """What `iteragpu model` was asked: the model's path, `size_model`'s settings, the campaign's
+    days for the short list (None without --shortlist), the output's language and form."""
+
+    __slots__ = ("as_json", "days", "lang", "path", "settings")
+
+    def __init__(
+        self, path: str, settings: dict[str, Any], days: int | None, lang: str, as_json: bool
+    ) -> None:
+        self.path = path
+        self.settings = settings
+        self.days = days
+        self.lang = lang
+        self.as_json = as_json
+
+
+def model_request(
+    path: str,
+    tokens: str,
+    sequences: str = "1",
+    kv_bytes_per_value: str | None = None,
+    kv_dtype: str | None = None,
+    bits: str | None = None,
+    dtype: str | None = None,
+    reserve_gib: str = "0",
+    cache: str = "dynamic",
+    static_max_tokens: str | None = None,
+    mla_layout: str = "mla_latent",
+    with_shortlist: bool = False,
+    days: str | None = None,
+    *,
+    lang: str,
+    as_json: bool = False,
+) -> ModelRequest:
+    """The request of the raw option values (the defaults are the command's), the numbers read
+    in `lang`'s grammar; `InputError` for a value refused.
+
+    --days without --shortlist, or --shortlist without --days, ends the run at once with its one
+    line on stderr (exit 2), before any number is read, as the command always has.
+    """
+    from iteragpu.core import kv_cache as kv
+    from iteragpu.core.numbers import (
+        parse_count,
+        parse_non_negative,
+        parse_positive,
+        parse_tokens,
+    )
+    from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB
+
+    comma = reads_decimal_comma(lang)
+    if days is not None and not with_shortlist:
+        fail(translate(N_("--days applies to --shortlist"), lang), lang)
+    if with_shortlist and days is None:
+        fail(translate(N_("--shortlist needs --days"), lang), lang)
+    token_count = parse_tokens(tokens, "--tokens", maximum=kv.MAX_TOKENS, decimal_comma=comma)
+    static = None
+    if static_max_tokens is not None:
+        static = parse_tokens(
+            static_max_tokens, "--static-max-tokens", maximum=kv.MAX_TOKENS, decimal_comma=comma
+        )
+    settings: dict[str, Any] = {
+        "tokens": token_count,
+        "sequences": parse_count(
+            sequences, "--sequences", maximum=kv.MAX_SEQUENCES, decimal_comma=comma
+        ),
+        "kv_dtype": kv_dtype,
+        "dtype": dtype,
+        "reserve_gib": parse_non_negative(
+            reserve_gib, "--reserve-gib", maximum=MAX_RESERVE_GIB, decimal_comma=comma
+        ),
+        "cache": cache,
+        "static_max_tokens": static_tokens(static, token_count, lang),
+        "mla_layout": mla_layout,
+    }
+    if kv_bytes_per_value is not None:
+        settings["kv_bytes_per_value"] = parse_positive(
+            kv_bytes_per_value,
+            "--kv-bytes-per-value",
+            maximum=kv.MAX_BYTES_PER_VALUE,
+            decimal_comma=comma,
+        )
+    if bits is not None:
+        settings["bits"] = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
+    day_count = None if days is None else parse_count(days, "--days", decimal_comma=comma)
+    return ModelRequest(path, settings, day_count, lang, as_json)
+
+
+def model_output(request: ModelRequest) -> str:
+    """The model sized (and the short list with --days), as the command prints it: its JSON
+    object or its table, without the final newline; `InputError` for what the reader refuses."""
+    # Imported here: only this command pays for reading models.
+    from iteragpu.models.model import size_model
+
+    sizing: ModelSizing = size_model(request.path, **request.settings)
+    candidates = None
+    if request.days is not None:
+        from iteragpu.gpus.shortlist import shortlist as rank_cards
+
+        candidates = rank_cards(sizing.total_bytes / 2**30, request.days)
+    if request.as_json:
+        from iteragpu.cli.json_text import json_text
+        from iteragpu.cli.payloads import model_json
+
+        return json_text(model_json(sizing, candidates, request.days))
+    from iteragpu.cli.views import model_text
+
+    return model_text(sizing, candidates, request.days, request.lang)
+
+
+def static_tokens(static: int | None, tokens: int, lang: str) -> int | None:
+    """A static cache's size, refused below the tokens it must hold (said in `lang`)."""
+    from iteragpu.core.numbers import InputError
+    from iteragpu.i18n.numbers import format_number
+
+    if static is not None and static < tokens:
+        raise InputError(
+            "a static cache of {static} tokens cannot hold {tokens} tokens "
+            "(--static-max-tokens is below --tokens)",
+            "static_below_tokens",
+            static=format_number(static, 0, lang),
+            tokens=format_number(tokens, 0, lang),
+        )
+    return static
