@@ -173,7 +173,51 @@ def _deepseek_v3(transformers: ModuleType) -> Any:
     return transformers.DeepseekV3ForCausalLM(config)
 
 
+# Families described as data (iteragpu.models.recipe): each built small from its config class's
+# defaults, the hidden and MLP sizes, vocabulary, layers and experts reduced, the attention
+# (heads, KV heads, head_dim) and the layer pattern its own; tests/models/tiny/<type>.json
+# holds a family's own reductions where the generic ones do not fit it.
+TINY_DIR = Path(__file__).with_name("tiny")
+_EXPERT_COUNTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+_PER_TOKEN = ("num_experts_per_tok", "moe_k")
+
+
+def _tiny_config(transformers: ModuleType, model_type: str) -> Any:
+    default = transformers.AutoConfig.for_model(model_type).to_dict()
+    small: dict[str, Any] = {"hidden_size": 64, "vocab_size": 96}
+    for key, value in default.items():
+        if key.endswith("intermediate_size") and isinstance(value, int):
+            small[key] = 48 if key == "intermediate_size" else 16
+        elif key in _EXPERT_COUNTS and isinstance(value, int):
+            small[key] = min(value, 4)
+        elif key in _PER_TOKEN and isinstance(value, int):
+            small[key] = min(value, 2)
+        elif key == "sliding_window" and isinstance(value, int):
+            small[key] = 16
+    small["num_hidden_layers"] = min(default["num_hidden_layers"], 4)
+    override = TINY_DIR / f"{model_type}.json"
+    if override.is_file():
+        small.update(json.loads(override.read_text("utf-8")))
+    return transformers.AutoConfig.for_model(model_type, **small)
+
+
+def _tiny(model_type: str) -> Any:
+    def build(transformers: ModuleType) -> Any:
+        config = _tiny_config(transformers, model_type)
+        return transformers.AutoModelForCausalLM.from_config(config)
+
+    return build
+
+
+def _recipe_families() -> dict[str, Any]:
+    from iteragpu.models.recipe import recipe_types
+
+    built_by_hand = {"llama"}
+    return {f"{t}_recipe": _tiny(t) for t in recipe_types() if t not in built_by_hand}
+
+
 FAMILIES = {
+    **_recipe_families(),
     "llama_gqa": _llama,
     "mistral_sliding": _mistral,
     "qwen2_mixed": _qwen2,

@@ -114,9 +114,14 @@ def model_output(request: ModelRequest) -> str:
     """The model sized (and the short list with --days), as the command prints it: its JSON
     object or its table, without the final newline; `InputError` for what the reader refuses."""
     # Imported here: only this command pays for reading models.
+    from iteragpu.models.errors import UnsupportedModelError
     from iteragpu.models.model import size_model
 
-    sizing: ModelSizing = size_model(request.path, **request.settings)
+    try:
+        sizing: ModelSizing = size_model(request.path, **request.settings)
+    except UnsupportedModelError as refusal:
+        # A family the reader does not know: its weights from the files, if it has any.
+        return _partial_output(request, refusal)
     candidates = None
     if request.days is not None:
         from iteragpu.gpus.shortlist import shortlist as rank_cards
@@ -130,6 +135,31 @@ def model_output(request: ModelRequest) -> str:
     from iteragpu.cli.views import model_text
 
     return model_text(sizing, candidates, request.days, request.lang)
+
+
+def _partial_output(request: ModelRequest, refusal: Exception) -> str:
+    """The weights of a model whose cache the reader cannot size, the total marked incomplete;
+    the refusal itself where there are no weight files either."""
+    from iteragpu.core.numbers import InputError
+    from iteragpu.models.errors import UnsupportedModelError
+    from iteragpu.models.model import partial_payload, size_weights_only
+
+    assert isinstance(refusal, UnsupportedModelError)
+    sizing = size_weights_only(request.path, refusal, request.settings["reserve_gib"])
+    if request.days is not None:
+        raise InputError(
+            "{path}: its cache is unknown, so its total is incomplete and cannot be compared "
+            "with cards (--shortlist); give iteragpu shortlist a need that covers the cache",
+            "shortlist_incomplete_total",
+            path=str(request.path),
+        )
+    if request.as_json:
+        from iteragpu.cli.json_text import json_text
+
+        return json_text({**partial_payload(sizing), "shortlist": None})
+    from iteragpu.cli.views import partial_model_text
+
+    return partial_model_text(sizing, request.lang)
 
 
 def static_tokens(static: int | None, tokens: int, lang: str) -> int | None:

@@ -3,6 +3,7 @@ figure does not count. The JSON objects of `--json` are in `payloads`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.comparison import Comparison
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate, Requirement
-    from iteragpu.models.model import ModelSizing, Weights
+    from iteragpu.models.model import ModelSizing, PartialSizing, Weights
 
 
 DISPLAY_DECIMALS = 2
@@ -116,10 +117,54 @@ def examples_list_text(lang: str) -> str:
     return render_table(headers, rows, left_columns=3)
 
 
+# Figures of one quantity in several units share a label (the unit column tells them apart).
+_SHARED_FIGURE_LABELS = {
+    **dict.fromkeys(("weights_bytes", "weights_gb", "weights_gib"), "figure_weights"),
+    **dict.fromkeys(("kv_cache_bytes", "kv_cache_gib"), "figure_kv_cache"),
+    **dict.fromkeys(("nominal_gb", "nominal_bytes", "nominal_gib"), "figure_nominal"),
+    **dict.fromkeys(("peak_kv_cache_bytes", "peak_kv_cache_gib"), "figure_peak_kv_cache"),
+    **dict.fromkeys(
+        ("decoding_kv_cache_bytes", "decoding_kv_cache_gib"), "figure_decoding_kv_cache"
+    ),
+}
+_INSTANT_FIGURE = re.compile(r"instant_([a-z])_(allocated|reserved|difference)_gib")
+_NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
+_CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
+
+
+def figure_label(f: Figure, lang: str) -> str:
+    """A figure's name in the reader's words (its key stays the identifier of `--json` and of
+    the pages' ledgers). A key without a label is an error, not a fallback to the key."""
+    key = f.key
+    if key in _SHARED_FIGURE_LABELS:
+        return message(_SHARED_FIGURE_LABELS[key], lang)
+    if f"figure_{key}" in TEXTS:
+        return message(f"figure_{key}", lang)
+    if match := _INSTANT_FIGURE.fullmatch(key):
+        return message(f"figure_instant_{match[2]}", lang, instant=match[1].upper())
+    if match := _NUMBERED_FIGURE.fullmatch(key):
+        kind, number, rest = match.groups()
+        if kind == "package":
+            return message(f"figure_package_{rest}", lang, number=number)
+        # A reading as the tool reported it (the input), then in bytes and GiB (results).
+        label = "figure_reading_reported" if f.role == "input" else "figure_reading"
+        return message(label, lang, number=number)
+    if key.startswith("declared_"):
+        label = "figure_declared_reported" if f.role == "input" else "figure_declared"
+        return message(label, lang)
+    if match := _CARD_FIGURE.fullmatch(key):
+        from iteragpu.gpus.catalog import card
+
+        name = card(match[1].replace("_", "-")).name
+        label = "figure_card_nominal" if match[2] == "nominal_gb" else "figure_card_price"
+        return message(label, lang, card=name)
+    raise KeyError(f"figure {key!r} has no label in the catalogue")
+
+
 def _figure_row(f: Figure, lang: str) -> list[str]:
     exact_bytes = f.exact_bytes
     return [
-        f"{f.key} ({message('role_' + f.role, lang)})",
+        f"{figure_label(f, lang)} ({message('role_' + f.role, lang)})",
         "" if exact_bytes is None else _exact_cell(exact_bytes, lang),
         _exact_cell(f.value, lang, endless_decimals=EXACT_DECIMALS),
         format_number(f.value, f.decimals, lang),
@@ -191,7 +236,7 @@ def shortlist_text(
         message("effective_margin_gib", lang),
         message("paper_margin_gib", lang),
         message("cost", lang, currency="/".join(currencies)),
-        *(_requirement_label(name, lang) for name in names),
+        *(_requirement_label(name, lang, header=True) for name in names),
         message("overall", lang),
     ]
     rows = []
@@ -253,8 +298,10 @@ def _paper_margin_cell(c: Candidate, lang: str) -> str:
     return f"{format_number(gib(c.paper_margin_bytes), 2, lang)} ({basis})"
 
 
-def _requirement_label(name: str, lang: str) -> str:
-    key = f"requirement_{name}"
+def _requirement_label(name: str, lang: str, header: bool = False) -> str:
+    """A requirement's name: a column header, or the word inside a note (`RTX 4090 · memory`).
+    A requirement the reader named (`--require context`) keeps the reader's word."""
+    key = f"requirement_header_{name}" if header else f"requirement_{name}"
     return message(key, lang) if key in TEXTS else name
 
 
@@ -375,10 +422,51 @@ def model_text(
             message("preset_source", lang, repo=p.hf_repo, revision=revision, url=p.read_at)
         )
         head.append(message("preset_card", lang, parameters=p.card_parameters, url=p.card_url))
+    from iteragpu.models.model import active_parameter_count
+
+    active = active_parameter_count(s)
+    if active is not None and parameters is not None and active != parameters:
+        head_title = message(
+            "model_active",
+            lang,
+            active=format_number(active, 0, lang),
+            parameters=format_number(parameters, 0, lang),
+        )
+        notes.insert(0, head_title)
     text = "\n".join([*head, title, "", table, "", *notes])
     if candidates is None or days is None:
         return text
     return text + "\n\n" + shortlist_text(candidates, gib(s.total_bytes), days, 1, lang)
+
+
+def partial_model_text(s: PartialSizing, lang: str) -> str:
+    """A model whose cache is unknown: its weights from the files, the total incomplete."""
+    unknown = message("unknown", lang)
+    title = message(
+        "model_partial_title",
+        lang,
+        model_type=s.model_type or unknown,
+        parameters=unknown
+        if s.weights.parameters is None
+        else format_number(s.weights.parameters, 0, lang),
+    )
+    rows = [
+        [
+            message("model_weights_files", lang, source=s.weights.source),
+            *_byte_cells(s.weights.byte_count, lang),
+        ],
+        [message("reserve", lang), *_byte_cells(s.reserve_bytes, lang)],
+        [message("model_partial_total", lang), *_byte_cells(s.total_bytes, lang)],
+    ]
+    table = render_table(
+        [message("figure", lang), message("bytes_header", lang), "GB", "GiB"], rows
+    )
+    reason = (
+        message(f"model_cache_unknown_{s.cache_reason}", lang)
+        if (f"model_cache_unknown_{s.cache_reason}" in TEXTS)
+        else message("model_cache_unknown_unknown_family", lang)
+    )
+    return "\n".join([str(s.path), title, "", table, "", reason])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,81 @@ TEXTS: Final[dict[str, str]] = {
     "unit_header": N_("Unit"),
     "role_input": N_("input"),
     "role_result": N_("result"),
+    # The worked examples' figures (`iteragpu examples run`), by the label of their key.
+    "figure_allocated_kv_cache_bytes": N_("KV cache of the allocated blocks"),
+    "figure_allocated_peak_gib": N_("Allocated peak"),
+    "figure_allocated_tokens": N_("Tokens the allocated blocks hold"),
+    "figure_batch": N_("Batch size"),
+    "figure_binary_base": N_("Base of binary units"),
+    "figure_bits": N_("Bits per value"),
+    "figure_block_bytes": N_("Allocator block"),
+    "figure_block_tokens": N_("Tokens per block"),
+    "figure_blocks": N_("Blocks"),
+    "figure_bytes": N_("Quantity"),
+    "figure_bytes_per_parameter": N_("Bytes per parameter"),
+    "figure_bytes_per_value": N_("Bytes per value"),
+    "figure_card_nominal_gb": N_("Nominal capacity of a card"),
+    "figure_cards": N_("Cards"),
+    "figure_context": N_("Context (tokens)"),
+    "figure_cublas_workspace_before_hopper_mib": N_("cuBLAS workspace before Hopper"),
+    "figure_cublas_workspace_hopper_mib": N_("cuBLAS workspace on Hopper"),
+    "figure_days": N_("Days"),
+    "figure_decimal_base": N_("Base of decimal units"),
+    "figure_declared": N_("Declared capacity"),
+    "figure_declared_reported": N_("Declared capacity, as the tool reported it"),
+    "figure_decoding_kv_cache": N_("KV cache while decoding"),
+    "figure_difference_of_peaks_gib": N_("Difference of the two peaks"),
+    "figure_full_layers": N_("Full-attention layers"),
+    "figure_gb_bytes": N_("Bytes in one GB"),
+    "figure_gb_exponent": N_("Exponent of GB"),
+    "figure_gib": N_("Quantity in GiB"),
+    "figure_gib_bytes": N_("Bytes in one GiB"),
+    "figure_gib_exponent": N_("Exponent of GiB"),
+    "figure_gqa_kv_cache_gib": N_("KV cache with GQA, as published"),
+    "figure_head_dim": N_("Head dimension"),
+    "figure_hidden_over_heads": N_("Hidden size ÷ query heads"),
+    "figure_hidden_size": N_("Hidden size"),
+    "figure_inputs_added_bytes": N_("Added by the inputs"),
+    "figure_inputs_allocated_bytes": N_("Allocated after the inputs"),
+    "figure_instant_allocated": N_("Instant {instant}: allocated"),
+    "figure_instant_reserved": N_("Instant {instant}: reserved"),
+    "figure_instant_difference": N_("Instant {instant}: reserved − allocated"),
+    "figure_k_and_v": N_("K and V"),
+    "figure_kv_cache": N_("KV cache"),
+    "figure_kv_heads": N_("KV heads"),
+    "figure_kv_per_token_bytes": N_("KV cache per token"),
+    "figure_layers": N_("Layers"),
+    "figure_mha_kv_cache_gib": N_("KV cache if every query head had its own K and V (MHA)"),
+    "figure_model_load_allocated_bytes": N_("Model load: allocated"),
+    "figure_model_load_raw_bytes": N_("Model load: tensor bytes before rounding"),
+    "figure_model_load_rounding_bytes": N_("Model load: added by block rounding"),
+    "figure_mqa_kv_cache_gib": N_("KV cache if all query heads shared one K and V (MQA)"),
+    "figure_need_gib": N_("Need"),
+    "figure_nominal": N_("Nominal capacity"),
+    "figure_one_gb": N_("One GB"),
+    "figure_one_gib": N_("One GiB"),
+    "figure_package_cards": N_("Package {number}: cards"),
+    "figure_package_days": N_("Package {number}: days"),
+    "figure_package_price_usd": N_("Package {number}: price"),
+    "figure_card_nominal": N_("{card}: nominal capacity"),
+    "figure_card_price": N_("{card}: package price"),
+    "figure_parameters": N_("Parameters"),
+    "figure_peak_kv_cache": N_("KV cache at its peak"),
+    "figure_query_heads": N_("Query heads"),
+    "figure_reading": N_("Reading {number}"),
+    "figure_reading_reported": N_("Reading {number}, as the tool reported it"),
+    "figure_reserve_gib": N_("Reserve"),
+    "figure_reserved_peak_gib": N_("Reserved peak"),
+    "figure_sequences": N_("Sequences"),
+    "figure_sliding_layers": N_("Sliding-window layers"),
+    "figure_small_segment_mib": N_("Allocator segment for small blocks"),
+    "figure_small_tensor_bytes": N_("Each small tensor"),
+    "figure_small_tensors": N_("Tensors smaller than one block"),
+    "figure_tokens": N_("Tokens"),
+    "figure_total_gib": N_("Rough range"),
+    "figure_weights": N_("Weights only"),
+    "figure_width": N_("Width"),
+    "figure_window": N_("Window (tokens)"),
     "weights_only": N_("Weights only"),
     "reserve": N_("Reserve"),
     "rough_range": N_("Rough range"),
@@ -123,6 +198,9 @@ TEXTS: Final[dict[str, str]] = {
     "overall": N_("Overall"),
     "requirement_memory": N_("memory"),
     "requirement_package": N_("package"),
+    # The same requirements as column headers (capitalised like the other headers).
+    "requirement_header_memory": N_("Memory"),
+    "requirement_header_package": N_("Package"),
     "shortlist_title": N_("Need {need_gib} GiB, {cards} cards × {days} days"),
     "rank_rule": N_(
         "Only candidates fit on every requirement are ranked: by total cost, then effective "
@@ -226,6 +304,10 @@ TEXTS: Final[dict[str, str]] = {
         "{model_type}, {layers} layers, {parameters} parameters; {tokens} tokens × "
         "{sequences} sequences, KV cache at {bytes_per_value} B per value"
     ),
+    "model_active": N_(
+        "Mixture of experts: {active} parameters active per token of {parameters} (the routed "
+        "experts a token does not use left out; all of them are in memory)"
+    ),
     "model_layers_header": N_("Layers"),
     "model_window_header": N_("Window (tokens)"),
     "model_tokens_held_header": N_("Tokens held"),
@@ -240,6 +322,24 @@ TEXTS: Final[dict[str, str]] = {
     "layer_kind_full_attention": N_("full attention"),
     "layer_kind_sliding_attention": N_("sliding window"),
     "model_total": N_("Total"),
+    "model_partial_title": N_(
+        "{model_type}: a family whose cache is not known here; {parameters} parameters, "
+        "weights read from the files"
+    ),
+    "model_partial_total": N_("Total without the cache (incomplete)"),
+    "model_cache_unknown_unknown_family": N_(
+        "KV cache: unknown. The layer layout of this family is not known here, so the cache is "
+        "not guessed and the total above leaves it out: it is incomplete."
+    ),
+    "model_cache_unknown_recurrent_state": N_(
+        "KV cache and states: unknown. The layers of this family keep a recurrent state "
+        "(Mamba, linear attention) whose size is not known here, so neither is guessed and "
+        "the total above leaves them out: it is incomplete."
+    ),
+    "model_cache_unknown_unknown_layer_kind": N_(
+        "KV cache: unknown. A layer kind of this model keeps a state whose size is not known "
+        "here, so the cache is not guessed and the total above leaves it out: it is incomplete."
+    ),
     "caveat_activations_not_counted": N_(
         "Not counted: activations, temporary buffers and the CUDA context."
     ),
@@ -279,6 +379,10 @@ TEXTS: Final[dict[str, str]] = {
     "caveat_parameters_unknown_integer_tensors": N_(
         "Parameters unknown: integer tensors (packed quantized weights) do not say how many "
         "values they hold."
+    ),
+    "caveat_cache_unknown": N_(
+        "The cache of this family is not known here: the weights come from the files and the "
+        "total leaves the cache out, so it is incomplete."
     ),
     "caveat_kv_quantization_overheads_not_counted": N_(
         "Quantized KV cache: its scales and the tokens it keeps at full precision are not counted."

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from iteragpu.core.records import Record
-from iteragpu.models.errors import ConfigError, UnsupportedModelError
+from iteragpu.models.errors import ConfigError, UnsupportedModelError, system_error_code
 
 FULL: Final = "full_attention"
 SLIDING: Final = "sliding_attention"
@@ -162,14 +162,34 @@ class ModelConfig(Record):
     dtype: str | None  # `dtype` (`torch_dtype` before Transformers 5) as the config states it
     quantization_method: str | None
     mla: MlaConfig | None
+    # The config's values over the family's defaults: what a family recipe counts from.
+    values: Mapping[str, Any] | None = None
 
     @property
     def family(self) -> Family:
-        return FAMILIES[self.model_type]
+        return family_of(self.model_type) or FAMILIES["llama"]
 
     @property
     def is_multimodal(self) -> bool:
         return self.outer_model_type is not None
+
+
+def family_of(model_type: str) -> Family | None:
+    """The family of `model_type`: a hand-described one of FAMILIES, else one described as data
+    (iteragpu.models.recipe, `families/<type>.json`), else None."""
+    family = FAMILIES.get(model_type)
+    if family is not None:
+        return family
+    from iteragpu.models.recipe import recipe  # only for a family not described here
+
+    described = recipe(model_type)
+    return None if described is None else Family(described.defaults)
+
+
+def known_families() -> list[str]:
+    from iteragpu.models.recipe import recipe_types
+
+    return sorted({*FAMILIES, *recipe_types()})
 
 
 def load_config(path: Path) -> ModelConfig:
@@ -178,12 +198,21 @@ def load_config(path: Path) -> ModelConfig:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         raise ConfigError("{path}: no such file", "missing_config", path=str(path)) from None
-    except (OSError, UnicodeError) as error:
+    except UnicodeDecodeError as error:
+        # Where the text stops being UTF-8, not Python's English codec message.
         raise ConfigError(
-            "{path}: cannot be read ({detail})",
+            "{path}: not UTF-8 text (first bad byte at offset {offset})",
             "unreadable_config",
             path=str(path),
-            detail=str(getattr(error, "strerror", None) or error),
+            offset=str(error.start),
+        ) from None
+    except OSError as error:
+        # The system's own wording is English: the error code instead (EACCES, EISDIR...).
+        raise ConfigError(
+            "{path}: cannot be read (system error {code})",
+            "unreadable_config",
+            path=str(path),
+            code=system_error_code(error),
         ) from None
     try:
         raw = _json_loads(text)
@@ -289,7 +318,7 @@ def _parse_decoder(
             "{where}: no model_type: the model's family is unknown", "no_model_type", where=where
         )
     _refuse_state(text, where)
-    family = FAMILIES.get(model_type)
+    family = family_of(model_type)
     if family is None:
         raise UnsupportedModelError(
             "{where}: model_type {model_type!r} is not a known family ({known}): its layer "
@@ -297,9 +326,9 @@ def _parse_decoder(
             "unknown_family",
             where=where,
             model_type=model_type,
-            known=", ".join(sorted(FAMILIES)),
+            known=", ".join(known_families()),
         )
-    read = _Reader({**family.defaults, **text}, where)
+    read = _Reader({**family.defaults, **_aliased(model_type, text)}, where)
     layers = read.positive("num_hidden_layers")
     if layers > MAX_LAYERS:
         # Each layer is laid out one by one below: a bound, far above any model, keeps an
@@ -313,7 +342,8 @@ def _parse_decoder(
         )
     heads = read.positive("num_attention_heads")
     hidden = read.positive("hidden_size")
-    kv_heads = read.optional_positive("num_key_value_heads") or heads
+    attention = _recipe_attention(model_type, read)
+    kv_heads = attention.get("kv_heads") or read.optional_positive("num_key_value_heads") or heads
     if heads % kv_heads:
         raise ConfigError(
             "{where}: num_attention_heads ({heads}) is not a multiple of num_key_value_heads "
@@ -323,7 +353,7 @@ def _parse_decoder(
             heads=str(heads),
             kv_heads=str(kv_heads),
         )
-    head_dim = read.optional_positive("head_dim") or hidden // heads
+    head_dim = attention.get("head_dim") or read.optional_positive("head_dim") or hidden // heads
     if head_dim == 0:
         raise ConfigError(
             "{where}: hidden_size is smaller than num_attention_heads", "bad_key", where=where
@@ -353,7 +383,45 @@ def _parse_decoder(
         dtype=str(dtype) if isinstance(dtype, str) else None,
         quantization_method=str(method) if isinstance(method, str) else None,
         mla=_mla(read, text) if family.mla else None,
+        values=read.raw,
     )
+
+
+def _aliased(model_type: str, text: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config with the canonical names a family's recipe maps its own keys to (GPT-2's
+    `n_embd` is `hidden_size`; a dotted name reads a nested object: DBRX's `attn_config`)."""
+    if model_type in FAMILIES:
+        return text
+    from iteragpu.models.recipe import recipe
+
+    described = recipe(model_type)
+    aliases = {} if described is None else described.data.get("aliases", {})
+    if not aliases:
+        return text
+    values = dict(text)
+    for canonical, name in aliases.items():
+        if values.get(canonical) is not None:
+            continue
+        value: Any = text
+        for part in name.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None:
+            values[canonical] = value
+    return values
+
+
+def _recipe_attention(model_type: str, read: _Reader) -> dict[str, int]:
+    """KV heads and head size where a family's recipe computes them (`attention`)."""
+    if model_type in FAMILIES:
+        return {}
+    from iteragpu.models.recipe import recipe
+
+    described = recipe(model_type)
+    rules = {} if described is None else described.data.get("attention", {})
+    if not rules:
+        return {}
+    scope = described.scope(read.raw, read.where)  # type: ignore[union-attr]
+    return {key: scope.count(expression) for key, expression in rules.items()}
 
 
 def _refuse_state(config: Mapping[str, Any], where: str) -> None:
@@ -391,6 +459,23 @@ def _layer_kinds(read: _Reader, model_type: str, layers: int) -> tuple[tuple[str
     elif model_type in ("qwen2", "qwen3"):
         first = read.non_negative("max_window_layers")
         kinds = tuple(SLIDING if window is not None and i >= first else FULL for i in range(layers))
+    elif model_type not in FAMILIES:
+        # A family described as data says its own rule (iteragpu.models.recipe).
+        from iteragpu.models.recipe import Scope, recipe
+
+        described = recipe(model_type)
+        assert described is not None  # parse_config refused the family otherwise
+        scope = Scope(read.raw, read.where)
+        kinds = tuple(described.layer_kind(scope, i) for i in range(layers))
+        unknown = sorted(set(kinds) - _CACHE_KINDS)
+        if unknown:
+            raise UnsupportedModelError(
+                "{where}: layer kind {kind!r} keeps a state whose size is not known here (known: "
+                "full_attention, sliding_attention): nothing is guessed",
+                "unknown_layer_kind",
+                where=read.where,
+                kind=unknown[0],
+            )
     else:
         # Transformers' rule for a config without layer_types: every layer slides when the
         # config has a sliding window.

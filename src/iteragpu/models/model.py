@@ -6,7 +6,9 @@ when present), a bare `config.json`, or a `.gguf` file, never the network, and r
 exist (exact bytes per dtype), else from the parameter count of the config at `bits`/`dtype`.
 Every bad input raises a `ModelInputError` (an `InputError`) with a one-line message.
 
-The `--json` keys (stable): `parameters`, `weights_source`, `weights_bytes`,
+The `--json` keys (stable): `parameters`, `active_parameters` (per token: a mixture of experts'
+routed experts a token does not use left out; `parameters` for a dense model; null where the
+family's recipe cannot tell), `weights_source`, `weights_bytes`,
 `kv_bytes_per_token` (one sequence, all layers, before windows), `kv_cache_bytes` (the asked
 tokens and sequences, after windows, under the stated cache semantics), `layers` (per kind and
 layout: counts, windows, tokens held), `total_bytes` (weights + KV + reserve); each byte figure
@@ -15,7 +17,9 @@ is an integer under `*_bytes` (rounded up when a fractional byte per value makes
 text. A value that is not known is null. Beside them: `weights_formats` (per format and dtype:
 tensors, elements, bytes; null for weights from a config), `cache` (kind, static length, sliding
 layers), `kv_cache_decoding_bytes` (a dynamic cache while decoding), `mla_alternative` (the
-other MLA layout's figures, else null) and `caveats` (codes of `CAVEATS`).
+other MLA layout's figures, else null), `caveats` (codes of `CAVEATS`), and `total_incomplete`
+with `cache_unknown_reason` (true and a refusal code for a `PartialSizing`: a family the reader
+does not know, sized from its weight files alone; else false and null).
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ from iteragpu.core.quantity import byte_fields
 from iteragpu.core.records import Record
 from iteragpu.core.units import ceil_bytes, from_unit
 from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB, dense_weight_bytes
-from iteragpu.models.config import SLIDING, ModelConfig, load_config, parse_config
+from iteragpu.models.config import SLIDING, ModelConfig, _json_loads, load_config, parse_config
 from iteragpu.models.dtypes import dtype_bits, dtype_bytes
+
+FLOAT32_BYTES: Final = 4
 from iteragpu.models.errors import ConfigError, ModelInputError
 from iteragpu.models.kv import (
     MLA_LATENT,
@@ -45,7 +51,11 @@ from iteragpu.models.kv import (
     estimate_kv,
     layer_layouts,
 )
-from iteragpu.models.parameters import count_parameters
+from iteragpu.models.parameters import (
+    active_parameters,
+    count_parameters,
+    float32_parameters,
+)
 from iteragpu.models.tensors import INTEGER, WeightsInventory
 
 if TYPE_CHECKING:
@@ -76,6 +86,8 @@ CAVEATS: Final = {
     "the vision or audio encoder and the projector are not counted",
     "mtp_layers_not_counted": "weights from the config: the multi-token-prediction layers that "
     "checkpoints store are not counted",
+    "cache_unknown": "the family's cache is not known here: the weights come from the files, "
+    "the cache keys are null and the total leaves the cache out (total_incomplete)",
     "parameters_unknown_integer_tensors": "parameters unknown: integer tensors (packed "
     "quantized weights) do not say how many values they hold",
     "kv_quantization_overheads_not_counted": "quantized KV cache: its scales and the tokens a "
@@ -266,6 +278,7 @@ def _weights(
             Fraction(inventory.total_bytes),
             inventory=inventory,
         )
+    from_dtype = dtype is not None or (bits is None and config.dtype is not None)
     if dtype is not None:
         stored_bits = Fraction(dtype_bits(dtype, "--dtype"))
     elif bits is not None:
@@ -284,7 +297,11 @@ def _weights(
             "no weight files and no dtype in the config: give --bits or --dtype", "no_bits"
         )
     parameters = count_parameters(config)
-    return Weights("config", parameters, dense_weight_bytes(parameters, stored_bits), stored_bits)
+    # At a dtype, Transformers keeps some modules in float32 whatever the dtype (a router):
+    # they weigh 4 bytes each. At --bits the storage is the uniform one the bits describe.
+    kept = float32_parameters(config) if from_dtype else 0
+    byte_count = dense_weight_bytes(parameters - kept, stored_bits) + kept * FLOAT32_BYTES
+    return Weights("config", parameters, byte_count, stored_bits)
 
 
 def _kv_bytes_per_value(
@@ -404,6 +421,16 @@ def _weights_json(weights: Weights) -> dict[str, Any]:
     }
 
 
+def active_parameter_count(sizing: ModelSizing) -> int | None:
+    """Active parameters where the family's recipe tells the routed experts apart, and the
+    total is the config's count (a file's count of a quantized layout may differ)."""
+    active = active_parameters(sizing.config)
+    if active is None or sizing.weights.parameters is None:
+        return None
+    counted = count_parameters(sizing.config)
+    return active if counted == sizing.weights.parameters else None
+
+
 def _preset_json(preset: Preset) -> dict[str, Any]:
     return {
         "name": preset.name,
@@ -426,6 +453,8 @@ def payload(sizing: ModelSizing) -> dict[str, Any]:
         "outer_model_type": config.outer_model_type,
         "quantization_method": config.quantization_method,
         **_weights_json(sizing.weights),
+        # Per token: the routed experts not chosen left out; `parameters` for a dense model.
+        "active_parameters": active_parameter_count(sizing),
         "tokens": kv.tokens,
         "sequences": kv.sequences,
         "kv_bytes_per_value": exact_decimal_text(kv.bytes_per_value),
@@ -439,5 +468,98 @@ def payload(sizing: ModelSizing) -> dict[str, Any]:
         "reserve_gib": exact_decimal_text(sizing.reserve_gib),
         **byte_fields("reserve", sizing.reserve_bytes),
         **byte_fields("total", sizing.total_bytes, "GB", "GiB"),
+        "total_incomplete": False,
+        "cache_unknown_reason": None,
         "caveats": list(sizing.caveats),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# A family this package does not know: the weights from the files, the cache unknown
+# ---------------------------------------------------------------------------------------------
+
+
+class PartialSizing(Record):
+    """A model whose family the reader does not know (or whose layers keep a state it does not
+    model), sized from its weight files alone: the cache is unknown, with the reason, and the
+    total holds the weights and the reserve only, so it is incomplete, never a guess."""
+
+    path: Path
+    model_type: str | None  # as config.json states it
+    weights: Weights
+    reserve_gib: Fraction
+    cache_reason: str  # the reader's refusal code: unknown_family, recurrent_state...
+
+    @property
+    def reserve_bytes(self) -> Fraction:
+        return from_unit(self.reserve_gib, "GiB")
+
+    @property
+    def total_bytes(self) -> Fraction:
+        return self.weights.byte_count + self.reserve_bytes
+
+
+def size_weights_only(
+    path: Path | str, refusal: ModelInputError, reserve_gib: Fraction | int = 0
+) -> PartialSizing:
+    """The weights of a model folder from its safetensors headers, for a config the reader
+    refused with `refusal` (an `UnsupportedModelError`); `refusal` itself is raised again when
+    the folder holds no weight files: then nothing can be stated."""
+    path = Path(path)
+    if not path.is_dir() or not _may_hold_safetensors(path):
+        raise refusal
+    from iteragpu.models import safetensors as safetensors_files
+
+    found = safetensors_files.weight_files(path)
+    if found is None:
+        raise refusal
+    inventory = safetensors_files.read_inventory(found)
+    try:
+        raw = _json_loads((path / CONFIG_NAME).read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        raw = None
+    model_type = raw.get("model_type") if isinstance(raw, dict) else None
+    weights = Weights(
+        inventory.source, inventory.parameters, Fraction(inventory.total_bytes), inventory=inventory
+    )
+    return PartialSizing(
+        path,
+        model_type if isinstance(model_type, str) else None,
+        weights,
+        Fraction(reserve_gib),
+        refusal.reason,
+    )
+
+
+def _unknown_kv_json() -> dict[str, Any]:
+    """`_kv_json`'s keys, every value null: the cache of a family the reader does not know."""
+    keys = ["kv_bytes_per_token", "kv_bytes_per_token_exact", "layers"]
+    for stem in ("kv_cache", "kv_cache_decoding"):
+        keys += [f"{stem}_bytes", f"{stem}_bytes_exact", f"{stem}_gb", f"{stem}_gib"]
+    return dict.fromkeys(keys)
+
+
+def partial_payload(sizing: PartialSizing) -> dict[str, Any]:
+    """The `--json` object for a `PartialSizing`: the same keys as `payload`, the cache's null
+    with `cache_unknown_reason`, and `total_incomplete` true."""
+    return {
+        "path": str(sizing.path),
+        "preset": None,
+        "model_type": sizing.model_type,
+        "outer_model_type": None,
+        "quantization_method": None,
+        **_weights_json(sizing.weights),
+        "active_parameters": None,
+        "tokens": None,
+        "sequences": None,
+        "kv_bytes_per_value": None,
+        "cache": None,
+        **_unknown_kv_json(),
+        "mla_alternative": None,
+        "cache_unknown_reason": sizing.cache_reason,
+        "reserve_gib": exact_decimal_text(sizing.reserve_gib),
+        **byte_fields("reserve", sizing.reserve_bytes),
+        **byte_fields("total", sizing.total_bytes, "GB", "GiB"),
+        "total_incomplete": True,
+        "caveats": ["activations_not_counted", "cache_unknown"],
     }

@@ -10,14 +10,45 @@ encoder and projector are not in its `text_config`: they are not counted (the ca
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iteragpu.models.config import MlaConfig, ModelConfig
 from iteragpu.models.errors import ConfigError
+
+if TYPE_CHECKING:
+    from iteragpu.models.recipe import Counts
 
 GATED_MLP_MATRICES = 3  # gate, up and down projections
 
 
+def recipe_counts(config: ModelConfig) -> Counts | None:
+    """The counts of the family's recipe (iteragpu.models.recipe), when it has one."""
+    from iteragpu.models.recipe import count, recipe
+
+    described = recipe(config.model_type)
+    if described is None or config.values is None:
+        return None
+    return count(described, described.scope(config.values, "config.json"), config.layers)
+
+
+def active_parameters(config: ModelConfig) -> int | None:
+    """Parameters used per token: the routed experts not chosen left out; None where the
+    family has no recipe to say which parameters are routed experts."""
+    counts = recipe_counts(config)
+    return None if counts is None else counts.active
+
+
+def float32_parameters(config: ModelConfig) -> int:
+    """Parameters Transformers keeps in float32 whatever the model's dtype (0 without a recipe)."""
+    counts = recipe_counts(config)
+    return 0 if counts is None else counts.float32
+
+
 def count_parameters(config: ModelConfig) -> int:
     """Parameters of the decoder (embeddings, layers, final norm, output head)."""
+    counts = recipe_counts(config)
+    if counts is not None:
+        return counts.parameters
     vocab = _required(config.vocab_size, "vocab_size")
     hidden = config.hidden_size
     embeddings = vocab * hidden

@@ -1,0 +1,129 @@
+"""The "supported families" page of each language, written from the families the package reads.
+
+    python -m iteragpu.docs_tools.families_page --write   # every language
+    python -m iteragpu.docs_tools.families_page --check   # exit 1 if a page differs
+
+One row per `model_type` the reader knows: those described as data (iteragpu.models.recipe,
+`families/<type>.json`, with the Transformers class its `about` names) and those described by
+code (iteragpu.models.config.FAMILIES); then the families refused for their recurrent state.
+The words are docs/families.yml's; the pages hold no figure.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iteragpu.i18n.languages import CODES
+from iteragpu.models import config as model_config
+from iteragpu.models.recipe import recipe, recipe_types
+
+ROOT = Path(__file__).resolve().parents[3]
+DOCS = ROOT / "docs"
+WORDS = DOCS / "families.yml"
+PAGE = "families.md"
+TRANSFORMERS = "5.24.0"  # the version `nox -s models` pins and the proofs run against
+HEADER = "<!-- Written by `python -m iteragpu.docs_tools.families_page --write`; do not edit. -->"
+_CLASS = re.compile(r"\b([A-Z][A-Za-z0-9]*For(?:CausalLM|ConditionalGeneration))\b")
+
+
+def load_words(path: Path = WORDS) -> dict[str, Any]:
+    words: dict[str, Any] = yaml.safe_load(path.read_text("utf-8"))
+    return words
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def rows(lang: str, words: dict[str, Any]) -> list[list[str]]:
+    """One row per known family, sorted by model_type."""
+    result = []
+    for model_type in model_config.known_families():
+        described = recipe(model_type)
+        if described is not None:
+            found = _CLASS.search(str(described.data.get("about", "")))
+            cls = f"`{found.group(1)}`" if found else "-"
+            how = words["described_data"][lang].format(file=f"families/{model_type}.json")
+            routed = any("routed" in term for term in described.data.get("layer", []))
+            active = words["active_moe" if routed else "active_dense"][lang]
+        else:
+            cls = "-"
+            how = words["described_code"][lang]
+            active = words["active_unknown"][lang]
+        result.append([f"`{model_type}`", cls, how, active])
+    return result
+
+
+def page_markdown(lang: str, words: dict[str, Any] | None = None) -> str:
+    w = load_words() if words is None else words
+    table = [
+        "| " + " | ".join(w["table"][lang]) + " |",
+        "| " + " | ".join("---" for _ in w["table"][lang]) + " |",
+        *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows(lang, w)),
+    ]
+    refused = ", ".join(f"`{t}`" for t in sorted(model_config._STATE_FAMILIES))
+    return "\n".join(
+        [
+            "---",
+            f'description: "{w["description"][lang]}"',
+            "---",
+            HEADER,
+            "",
+            f"# {w['title'][lang]} {{ #families }}",
+            "",
+            w["intro"][lang].format(transformers=TRANSFORMERS),
+            "",
+            f"## {w['exact_heading'][lang]} {{ #exact }}",
+            "",
+            *table,
+            "",
+            f"## {w['refused_heading'][lang]} {{ #refused }}",
+            "",
+            w["refused"][lang].format(types=refused),
+            "",
+            f"## {w['new_heading'][lang]} {{ #new-family }}",
+            "",
+            w["new"][lang],
+            "",
+        ]
+    )
+
+
+def page_path(lang: str, docs: Path = DOCS) -> Path:
+    return docs / lang / "docs" / PAGE
+
+
+def stale_pages(docs: Path = DOCS) -> list[Path]:
+    words = load_words()
+    stale = []
+    for lang in CODES:
+        path = page_path(lang, docs)
+        if not path.is_file() or path.read_text("utf-8") != page_markdown(lang, words):
+            stale.append(path)
+    return stale
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args not in (["--write"], ["--check"]):
+        print("usage: python -m iteragpu.docs_tools.families_page --write | --check", file=sys.stderr)
+        return 2
+    if args == ["--write"]:
+        words = load_words()
+        for lang in CODES:
+            page_path(lang).write_text(page_markdown(lang, words), "utf-8")
+        return 0
+    stale = stale_pages()
+    for path in stale:
+        print(f"{path}: not written from the families; run --write", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

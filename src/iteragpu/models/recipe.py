@@ -1,0 +1,310 @@
+"""Families as data: one declarative recipe per `model_type`, read from `families/<type>.json`.
+
+A recipe says what Transformers 5.24 builds for a decoder family, in the manner of llama.cpp's
+per-architecture tables and Transformers' modular files (a family described as its difference
+from another):
+
+- `base`: the family it starts from (its keys are inherited, then overridden here);
+- `defaults`: the config class's defaults for the keys a saved config may leave out;
+- `derived`: keys computed when the config leaves them out or null (`head_dim` from the hidden
+  size and heads);
+- `let`: names for sub-expressions (`q_width`), evaluated once, in order;
+- `embeddings`, `layer`, `final`: the terms, each `{"name", "count"}` where `count` is an
+  expression over the config's values (and `layer`, the layer's index, for `layer` terms), with
+  optional `when` (a condition: the term exists only where it holds), `dtype: "float32"` (a
+  module Transformers keeps in float32 whatever the model's dtype: its router, for DeepSeek-V3)
+  and `routed` (the term holds every routed expert: `{"experts": expr, "per_token": expr}`; its
+  count is for all experts, and only `per_token` of `experts` are used per token).
+- `aliases`: the canonical key each of the family's own keys stands for (`"hidden_size":
+  "n_embd"`; a dotted name reads a nested object, `"attn_config.kv_n_heads"`);
+- `attention`: `kv_heads` and `head_dim` as expressions, where the family computes them
+  otherwise than from `num_key_value_heads` and `head_dim` (Falcon's multi-query attention);
+- `layer_kind`: each layer's attention kind when the config has no `layer_types`, an expression
+  giving "full_attention" or "sliding_attention".
+
+Expressions are a small, safe subset of Python: integers, booleans, None, strings, names of
+config values, `+ - * // %`, comparisons (`is None` too), `and or not`, `x if c else y`,
+`min`, `max`, `len`, `x[i]` and `x in list`. Booleans count as 0 and 1 (`attention_bias * q`).
+Nothing else is evaluated, and a name the config lacks is a one-line error naming the key.
+
+The test that keeps each recipe true builds the family's config with Transformers on the meta
+device and compares the parameters, the active parameters and the bytes at bfloat16
+(tests/models/test_families_transformers.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+from iteragpu.models.errors import ConfigError
+
+FAMILIES_DIR: Final = Path(__file__).with_name("families")
+_FUNCTIONS: Final = {"min": min, "max": max, "len": len}
+_BINARY: Final = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+_COMPARE: Final = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}
+
+
+class RecipeError(ValueError):
+    """A recipe file that is not a valid recipe: a bug of the package, not of the reader."""
+
+
+@cache
+def _parsed(expression: str) -> ast.expr:
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as error:
+        raise RecipeError(f"not an expression: {expression!r}") from error
+    return tree.body
+
+
+class Scope:
+    """The config's values (with defaults and derived keys) and the recipe's `let` names."""
+
+    def __init__(self, values: Mapping[str, Any], where: str) -> None:
+        self.values = dict(values)
+        self.where = where
+
+    def evaluate(self, expression: str | int | bool, **extra: Any) -> Any:
+        if not isinstance(expression, str):
+            return expression
+        return self._node(_parsed(expression), extra)
+
+    def count(self, expression: str | int, **extra: Any) -> int:
+        value = self.evaluate(expression, **extra)
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, int) or value < 0:
+            raise ConfigError(
+                "{where}: the family's sizes give no whole count for {key}",
+                "bad_key",
+                where=self.where,
+                key=str(expression)[:60],
+            )
+        return value
+
+    def _node(self, node: ast.expr, extra: Mapping[str, Any]) -> Any:  # noqa: PLR0911
+        if isinstance(node, ast.Constant):
+            if node.value is None or isinstance(node.value, bool | int | str):
+                return node.value
+            raise RecipeError(f"constant {node.value!r}")
+        if isinstance(node, ast.Name):
+            if node.id in extra:
+                return extra[node.id]
+            if node.id in self.values:
+                return self.values[node.id]
+            raise ConfigError(
+                "{where}: no {key}: the parameters cannot be counted without it",
+                "missing_key",
+                where=self.where,
+                key=node.id,
+            )
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = self._node(node.left, extra), self._node(node.right, extra)
+            for value in (left, right):
+                if value is None or isinstance(value, str | list | dict | float):
+                    raise ConfigError(
+                        "{where}: a size of this family is not a whole number ({key})",
+                        "bad_key",
+                        where=self.where,
+                        key=ast.unparse(node)[:60],
+                    )
+            if isinstance(node.op, ast.FloorDiv | ast.Mod) and right == 0:
+                raise ConfigError(
+                    "{where}: a size of this family divides by zero ({key})",
+                    "bad_key",
+                    where=self.where,
+                    key=ast.unparse(node)[:60],
+                )
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp):
+            value = self._node(node.operand, extra)
+            if isinstance(node.op, ast.Not):
+                return not value
+            if isinstance(node.op, ast.USub):
+                return -value
+            raise RecipeError(f"operator {ast.unparse(node)}")
+        if isinstance(node, ast.BoolOp):
+            if isinstance(node.op, ast.And):
+                result: Any = True
+                for value_node in node.values:
+                    result = self._node(value_node, extra)
+                    if not result:
+                        return result
+                return result
+            result = False
+            for value_node in node.values:
+                result = self._node(value_node, extra)
+                if result:
+                    return result
+            return result
+        if isinstance(node, ast.Compare):
+            left = self._node(node.left, extra)
+            for op, right_node in zip(node.ops, node.comparators, strict=True):
+                right = self._node(right_node, extra)
+                if type(op) not in _COMPARE:
+                    raise RecipeError(f"comparison {ast.unparse(node)}")
+                try:
+                    holds = _COMPARE[type(op)](left, right)
+                except TypeError:
+                    raise ConfigError(
+                        "{where}: a key of this family has the wrong type ({key})",
+                        "bad_key",
+                        where=self.where,
+                        key=ast.unparse(node)[:60],
+                    ) from None
+                if not holds:
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            branch = node.body if self._node(node.test, extra) else node.orelse
+            return self._node(branch, extra)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            function = _FUNCTIONS.get(node.func.id)
+            if function is None or node.keywords:
+                raise RecipeError(f"call {ast.unparse(node)}")
+            return function(*(self._node(arg, extra) for arg in node.args))
+        if isinstance(node, ast.Subscript):
+            container, index = self._node(node.value, extra), self._node(node.slice, extra)
+            try:
+                return container[index]
+            except (IndexError, KeyError, TypeError):
+                raise ConfigError(
+                    "{where}: {key} is too short for the layers it describes",
+                    "bad_key",
+                    where=self.where,
+                    key=ast.unparse(node.value)[:60],
+                ) from None
+        if isinstance(node, ast.List | ast.Tuple):
+            return [self._node(item, extra) for item in node.elts]
+        raise RecipeError(f"not allowed in a recipe: {ast.unparse(node)}")
+
+
+class Recipe:
+    """One family's recipe, with its base's keys merged in."""
+
+    def __init__(self, model_type: str, data: Mapping[str, Any]) -> None:
+        self.model_type = model_type
+        self.data = data
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return dict(self.data.get("defaults", {}))
+
+    def scope(self, raw: Mapping[str, Any], where: str) -> Scope:
+        """The config's values over the family's defaults, derived keys, then `let` names."""
+        values: dict[str, Any] = {**self.defaults, **raw}
+        scope = Scope(values, where)
+        for key, expression in self.data.get("derived", {}).items():
+            if values.get(key) is None:
+                scope.values[key] = scope.evaluate(expression)
+        for key, expression in self.data.get("let", {}).items():
+            scope.values[key] = scope.evaluate(expression)
+        return scope
+
+    def layer_kind(self, scope: Scope, layer: int) -> str:
+        expression = self.data.get("layer_kind", "'full_attention'")
+        kind = scope.evaluate(expression, layer=layer)
+        if not isinstance(kind, str):
+            raise RecipeError(f"{self.model_type}: layer_kind gives {kind!r}")
+        return kind
+
+
+class Counts:
+    """What a recipe counts: parameters, those used per token, those kept in float32."""
+
+    def __init__(self) -> None:
+        self.parameters = 0
+        self.active = 0
+        self.float32 = 0
+
+    def add(self, count: int, active: int, float32: bool) -> None:
+        self.parameters += count
+        self.active += active
+        if float32:
+            self.float32 += count
+
+
+def _terms(scope: Scope, terms: list[Mapping[str, Any]], counts: Counts, **extra: Any) -> None:
+    for term in terms:
+        if "when" in term and not scope.evaluate(term["when"], **extra):
+            continue
+        count = scope.count(term["count"], **extra)
+        active = count
+        routed = term.get("routed")
+        if routed is not None:
+            experts = scope.count(routed["experts"], **extra)
+            per_token = scope.count(routed["per_token"], **extra)
+            if experts == 0 or count % experts or per_token > experts:
+                raise ConfigError(
+                    "{where}: {key} must be between 1 and the number of experts",
+                    "bad_key",
+                    where=scope.where,
+                    key=str(routed["per_token"]),
+                )
+            active = count // experts * per_token
+        counts.add(count, active, term.get("dtype") == "float32")
+
+
+def count(recipe: Recipe, scope: Scope, layers: int) -> Counts:
+    """The parameters Transformers builds for the family, per the recipe."""
+    counts = Counts()
+    data = recipe.data
+    _terms(scope, data.get("embeddings", []), counts)
+    for index in range(layers):
+        _terms(scope, data.get("layer", []), counts, layer=index)
+    _terms(scope, data.get("final", []), counts)
+    return counts
+
+
+def _load(model_type: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    if model_type in seen:
+        raise RecipeError(f"recipe cycle: {' -> '.join((*seen, model_type))}")
+    path = FAMILIES_DIR / f"{model_type}.json"
+    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    base = data.get("base")
+    if base is None:
+        return data
+    merged = _load(base, (*seen, model_type))
+    for key, value in data.items():
+        if key in ("defaults", "derived", "let") and isinstance(value, dict):
+            merged[key] = {**merged.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+@cache
+def recipe(model_type: str) -> Recipe | None:
+    """The recipe of `model_type`, or None when the package has none."""
+    if not (FAMILIES_DIR / f"{model_type}.json").is_file():
+        return None
+    return Recipe(model_type, _load(model_type))
+
+
+@cache
+def recipe_types() -> tuple[str, ...]:
+    """Every model_type with a recipe, sorted."""
+    return tuple(sorted(path.stem for path in FAMILIES_DIR.glob("*.json")))

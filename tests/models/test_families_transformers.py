@@ -1,0 +1,77 @@
+"""Every family described as data (iteragpu.models.recipe, `families/<type>.json`) against the
+real thing: Transformers (pinned) building the family's config on the meta device.
+
+For each family, two configs: the config class's own defaults (`AutoConfig.for_model`: a
+published size for most classes: Llama-2-7B, Mixtral-8x7B...) saved whole, and the same with
+only the keys the reader never defaults (the layer count, heads and hidden size), so that the
+recipe's defaults are checked too. Each must give what Transformers builds:
+- `parameters`: `sum(p.numel() for p in model.parameters())`, tied weights once;
+- active parameters: the total minus the routed experts not chosen (`num_experts_per_tok` of
+  the experts' parameters per token, as the config names them);
+- bytes at bfloat16: `sum(numel * element_size)` of the model built at bfloat16, which keeps
+  some modules in float32 (DeepSeek-V3's router);
+- the layer kinds: the config's `layer_types` as Transformers fills them in.
+
+Tiny random models of the same families run with their cache on CPU in
+tests/models/test_models_transformers.py. Run by `nox -s models` (marker `transformers`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from iteragpu.models.config import parse_config
+from iteragpu.models.parameters import active_parameters, count_parameters, float32_parameters
+from iteragpu.models.recipe import recipe_types
+
+pytestmark = pytest.mark.transformers
+
+# What the reader never defaults: a config without these is refused.
+REQUIRED = ("model_type", "num_hidden_layers", "num_attention_heads", "hidden_size")
+# The config keys that name the routed experts and how many a token uses, by family.
+EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+PER_TOKEN = ("num_experts_per_tok", "moe_k", "top_k")
+ROUTED = re.compile(r"\.experts\.(?!.*shared)")
+
+
+def _built(model_type: str) -> tuple[Any, Any]:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.AutoConfig.for_model(model_type)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    return config, model
+
+
+def _first(config: Any, names: tuple[str, ...]) -> int | None:
+    for name in names:
+        value = getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+@pytest.mark.parametrize("model_type", recipe_types())
+def test_each_family_counts_what_transformers_builds(model_type: str) -> None:
+    config, model = _built(model_type)
+    full = config.to_dict()
+    aliases = getattr(config, "attribute_map", {})  # GPT-2's hidden_size is n_embd
+    minimal = {aliases.get(key, key): full[aliases.get(key, key)] for key in REQUIRED}
+    parameters = {id(p): p for p in model.parameters()}.values()
+    built = sum(p.numel() for p in parameters)
+    at_bf16 = sum(p.numel() * p.element_size() for p in parameters)
+    experts, per_token = _first(config, EXPERTS), _first(config, PER_TOKEN)
+    routed = sum(p.numel() for n, p in model.named_parameters() if ROUTED.search(n))
+    active = built if not routed else built - routed + routed // experts * per_token  # type: ignore[operator]
+    for raw in (full, minimal):
+        read = parse_config(raw)
+        assert count_parameters(read) == built, (model_type, raw is minimal)
+        assert active_parameters(read) == active, model_type
+        kept = float32_parameters(read)
+        assert (built - kept) * 2 + kept * 4 == at_bf16, model_type
+        kinds = getattr(config, "layer_types", None)
+        if kinds is not None:
+            assert list(read.layer_kinds) == list(kinds), model_type
