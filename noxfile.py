@@ -137,7 +137,9 @@ def models(session: nox.Session) -> None:
     """The model reader against the real thing: small models of each family built with
     Transformers on torch's CPU build, their KV cache and weights compared byte for byte."""
     session.install(TORCH, TRANSFORMERS, "-e", ".[test]")
-    session.run("pytest", "-m", "transformers", "tests/models", *session.posargs)
+    # Every family twice (meta device, then a tiny model with its cache): spread over two
+    # workers, as the unit tests are.
+    session.run("pytest", "-m", "transformers", *XDIST, "tests/models", *session.posargs)
 
 
 @nox.session(default=False)

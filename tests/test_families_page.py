@@ -27,7 +27,9 @@ def test_every_family_the_reader_knows_has_its_row(lang: str) -> None:
         assert f"`{model_type}`" in text.split("{ #refused }")[1]
 
 
-def test_a_new_recipe_makes_the_pages_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_recipe_makes_the_pages_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for lang in CODES:
         target = families_page.page_path(lang, tmp_path)
         target.parent.mkdir(parents=True)

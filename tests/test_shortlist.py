@@ -502,7 +502,9 @@ def test_cli_small_run_and_big_need_is_not_fit(tmp_path: Path) -> None:
     evidence = _lab_result(tmp_path, "ok", RTX_4090, 24 * GIB, peak=GIB)
     result = invoke("shortlist", "--need-gib", "23", "--days", "3", "--evidence", str(evidence))
     assert result.exit_code == 0
-    line = next(line for line in result.stdout.splitlines() if "RTX 4090 · 메모리" in line)
+    # Notes are folded to the column: a note is its line and the indented lines after it.
+    notes = result.stdout.replace("\n  ", " ").splitlines()
+    line = next(line for line in notes if "RTX 4090 · 메모리" in line)
     assert "더 작은 부하" in line  # "the card worked at a smaller load"
     payload = json.loads(
         invoke(

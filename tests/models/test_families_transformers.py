@@ -65,7 +65,12 @@ def test_each_family_counts_what_transformers_builds(model_type: str) -> None:
     at_bf16 = sum(p.numel() * p.element_size() for p in parameters)
     experts, per_token = _first(config, EXPERTS), _first(config, PER_TOKEN)
     routed = sum(p.numel() for n, p in model.named_parameters() if ROUTED.search(n))
-    active = built if not routed else built - routed + routed // experts * per_token  # type: ignore[operator]
+    if not routed:
+        active: int | None = built
+    elif per_token is None:  # DeepSeek-V2's class leaves num_experts_per_tok unset
+        active = None
+    else:
+        active = built - routed + routed // experts * per_token  # type: ignore[operator]
     for raw in (full, minimal):
         read = parse_config(raw)
         assert count_parameters(read) == built, (model_type, raw is minimal)

@@ -175,7 +175,7 @@ def test_cache_rules_refuse_what_does_not_apply() -> None:
         ({"num_key_value_heads": 7}, ConfigError, "not a multiple"),
         ({"layer_types": ["full_attention"]}, ConfigError, "names 1 layers"),
         ({"model_type": None}, ConfigError, "no model_type"),
-        ({"model_type": "gpt2"}, UnsupportedModelError, "not a known family"),
+        ({"model_type": "t5"}, UnsupportedModelError, "not a known family"),
         ({"model_type": "jamba"}, UnsupportedModelError, "Mamba or linear-attention"),
         ({"mamba_d_state": 16}, UnsupportedModelError, "mamba_d_state"),
         (

@@ -21,7 +21,7 @@ import yaml
 
 from iteragpu.i18n.languages import CODES
 from iteragpu.models import config as model_config
-from iteragpu.models.recipe import recipe, recipe_types
+from iteragpu.models.recipe import recipe
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
@@ -29,7 +29,7 @@ WORDS = DOCS / "families.yml"
 PAGE = "families.md"
 TRANSFORMERS = "5.24.0"  # the version `nox -s models` pins and the proofs run against
 HEADER = "<!-- Written by `python -m iteragpu.docs_tools.families_page --write`; do not edit. -->"
-_CLASS = re.compile(r"\b([A-Z][A-Za-z0-9]*For(?:CausalLM|ConditionalGeneration))\b")
+_CLASS = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:ForCausalLM|ForConditionalGeneration|LMHeadModel))\b")
 
 
 def load_words(path: Path = WORDS) -> dict[str, Any]:
@@ -112,7 +112,8 @@ def stale_pages(docs: Path = DOCS) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args not in (["--write"], ["--check"]):
-        print("usage: python -m iteragpu.docs_tools.families_page --write | --check", file=sys.stderr)
+        usage = "usage: python -m iteragpu.docs_tools.families_page --write | --check"
+        print(usage, file=sys.stderr)
         return 2
     if args == ["--write"]:
         words = load_words()

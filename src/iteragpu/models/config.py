@@ -17,6 +17,7 @@ from typing import Any, Final, NoReturn
 
 from iteragpu.core.records import Record
 from iteragpu.models.errors import ConfigError, UnsupportedModelError, system_error_code
+from iteragpu.models.json_reader import json_loads as _json_loads
 
 FULL: Final = "full_attention"
 SLIDING: Final = "sliding_attention"
@@ -178,11 +179,21 @@ def family_of(model_type: str) -> Family | None:
     """The family of `model_type`: a hand-described one of FAMILIES, else one described as data
     (iteragpu.models.recipe, `families/<type>.json`), else None."""
     family = FAMILIES.get(model_type)
-    if family is not None:
-        return family
-    from iteragpu.models.recipe import recipe  # only for a family not described here
+    from iteragpu.models.recipe import recipe
 
     described = recipe(model_type)
+    if family is not None:
+        if described is None:
+            return family
+        # Its recipe's defaults are its config class's (counting reads them too); the layer
+        # rules stay the hand ones.
+        return Family(
+            {**family.defaults, **described.defaults},
+            family.norms_per_layer,
+            family.qk_norm,
+            family.qkv_bias,
+            family.mla,
+        )
     return None if described is None else Family(described.defaults)
 
 
@@ -237,56 +248,6 @@ def load_config(path: Path) -> ModelConfig:
     if not isinstance(raw, dict):
         raise ConfigError("{path}: not a JSON object", "config_not_object", path=str(path))
     return parse_config(raw, str(path))
-
-
-# What `json.loads` skips around a document (its WHITESPACE pattern).
-_JSON_WHITESPACE: Final = " \t\n\r"
-
-
-class _JsonDecoding:
-    """The settings `json.loads` gives the C scanner (`json.decoder.JSONDecoder()`'s)."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {
-        "-Infinity": float("-inf"),
-        "Infinity": float("inf"),
-        "NaN": float("nan"),
-    }.__getitem__
-
-
-def _json_loads(text: str) -> Any:
-    """`json.loads(text)`, through the C scanner that `json` itself uses, without importing
-    `json`: its modules compile six regular expressions at import, about 2 ms of every
-    `iteragpu model` run (`benchmarks/model_bench.py`). Whatever the scanner does not read
-    whole (not JSON, a byte-order mark, extra data) is given to `json.loads`, which raises
-    its own error: the errors, as the values, are `json.loads`'s."""
-    try:
-        from _json import make_scanner
-    except ImportError:  # an interpreter without CPython's accelerator
-        return _json_module_loads(text)
-    if not text.startswith("\ufeff"):
-        start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
-        decoding: Any = _JsonDecoding  # the scanner reads these attributes, duck-typed
-        try:
-            value, end = make_scanner(decoding)(text, start)
-        except Exception:
-            # Not JSON (or too deep, or a huge number): json.loads raises its own error. (The
-            # scanner cannot say it itself until json.decoder is imported: a SystemError.)
-            pass
-        else:
-            if not text[end:].strip(_JSON_WHITESPACE):
-                return value
-    return _json_module_loads(text)
-
-
-def _json_module_loads(text: str) -> Any:
-    import json
-
-    return json.loads(text)
 
 
 MAX_LAYERS: Final = 100_000
@@ -383,7 +344,8 @@ def _parse_decoder(
         dtype=str(dtype) if isinstance(dtype, str) else None,
         quantization_method=str(method) if isinstance(method, str) else None,
         mla=_mla(read, text) if family.mla else None,
-        values=read.raw,
+        # The tie the model is built with: a multimodal wrapper's own key wins (Gemma-3).
+        values={**read.raw, "tie_word_embeddings": read.boolean_value("tie_word_embeddings", tie)},
     )
 
 
@@ -424,6 +386,21 @@ def _recipe_attention(model_type: str, read: _Reader) -> dict[str, int]:
     return {key: scope.count(expression) for key, expression in rules.items()}
 
 
+def _window(read: _Reader, model_type: str) -> int | None:
+    """The sliding window: the config's, or what a family's recipe computes (`window`: Qwen2-MoE
+    writes 0 unless use_sliding_window is true); None for none."""
+    if model_type in FAMILIES:
+        return read.optional_positive("sliding_window")
+    from iteragpu.models.recipe import Scope, recipe
+
+    described = recipe(model_type)
+    rule = None if described is None else described.data.get("window")
+    if rule is None:
+        return read.optional_positive("sliding_window")
+    value = Scope(read.raw, read.where).evaluate(rule)
+    return None if value is None else read.positive_value("sliding_window", value)
+
+
 def _refuse_state(config: Mapping[str, Any], where: str) -> None:
     model_type = config.get("model_type")
     # A model_type that is not a string (a list, an object) names no family, stateful or not.
@@ -442,7 +419,7 @@ def _refuse_state(config: Mapping[str, Any], where: str) -> None:
 
 def _layer_kinds(read: _Reader, model_type: str, layers: int) -> tuple[tuple[str, ...], int | None]:
     """Each layer's kind and the sliding window, by Transformers' rules for the family."""
-    window = read.optional_positive("sliding_window")
+    window = _window(read, model_type)
     if model_type in ("qwen2", "qwen3") and not read.boolean("use_sliding_window"):
         window = None  # Transformers drops the window unless use_sliding_window is true
     declared = read.raw.get("layer_types")

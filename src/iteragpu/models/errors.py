@@ -35,3 +35,11 @@ class UnsupportedModelError(ModelInputError):
 
 class GgufError(ModelInputError):
     """A GGUF file that cannot be read (wrong magic, truncated), or the `gguf` package missing."""
+
+
+def system_error_code(error: OSError) -> str:
+    """An OS error's code (`EACCES`, `EISDIR`): the system's own message is English, so a
+    message in the reader's language names the code instead."""
+    import errno
+
+    return errno.errorcode.get(error.errno or 0, str(error.errno))

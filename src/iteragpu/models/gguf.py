@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from iteragpu.models.errors import GgufError, UnsupportedModelError
+from iteragpu.models.errors import GgufError, UnsupportedModelError, system_error_code
 from iteragpu.models.tensors import (
     FLOAT,
     INTEGER,
@@ -47,10 +47,10 @@ def open_gguf(path: Path) -> GGUFReader:
             magic = stream.read(len(MAGIC))
     except OSError as error:
         raise GgufError(
-            "{path}: cannot be read ({detail})",
+            "{path}: cannot be read (system error {code})",
             "unreadable",
             path=str(path),
-            detail=str(error.strerror or error),
+            code=system_error_code(error),
         ) from None
     if magic != MAGIC:
         raise GgufError(
@@ -76,7 +76,8 @@ def open_gguf(path: Path) -> GGUFReader:
             "{path}: not a readable GGUF file, truncated or malformed ({detail})",
             "gguf_malformed",
             path=str(path),
-            detail=" ".join(str(error).split())[:120],
+            # The exception's kind, not its English text (numpy's wording).
+            detail=type(error).__name__,
         ) from None
 
 

@@ -35,11 +35,10 @@ from iteragpu.core.quantity import byte_fields
 from iteragpu.core.records import Record
 from iteragpu.core.units import ceil_bytes, from_unit
 from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB, dense_weight_bytes
-from iteragpu.models.config import SLIDING, ModelConfig, _json_loads, load_config, parse_config
+from iteragpu.models.config import SLIDING, ModelConfig, load_config, parse_config
 from iteragpu.models.dtypes import dtype_bits, dtype_bytes
-
-FLOAT32_BYTES: Final = 4
 from iteragpu.models.errors import ConfigError, ModelInputError
+from iteragpu.models.json_reader import json_loads as _json_loads
 from iteragpu.models.kv import (
     MLA_LATENT,
     MLA_PER_HEAD,
@@ -64,6 +63,8 @@ if TYPE_CHECKING:
 CONFIG_NAME: Final = "config.json"
 # The endings of what `safetensors.weight_files` looks for: its files and its index.
 _SAFETENSORS_NAMES: Final = (".safetensors", ".safetensors.index.json")
+
+FLOAT32_BYTES: Final = 4  # a module Transformers keeps in float32
 
 # Stable codes of what the figures leave out or assume (the CLI words them per language).
 CAVEATS: Final = {

@@ -20,7 +20,9 @@ from another):
 - `attention`: `kv_heads` and `head_dim` as expressions, where the family computes them
   otherwise than from `num_key_value_heads` and `head_dim` (Falcon's multi-query attention);
 - `layer_kind`: each layer's attention kind when the config has no `layer_types`, an expression
-  giving "full_attention" or "sliding_attention".
+  giving "full_attention" or "sliding_attention";
+- `window`: the sliding window, an expression (None: no window), where the family's config
+  class drops the config's `sliding_window` (Qwen2-MoE's is 0 unless `use_sliding_window`).
 
 Expressions are a small, safe subset of Python: integers, booleans, None, strings, names of
 config values, `+ - * // %`, comparisons (`is None` too), `and or not`, `x if c else y`,
@@ -35,24 +37,24 @@ device and compares the parameters, the active parameters and the bytes at bfloa
 from __future__ import annotations
 
 import ast
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
 from iteragpu.models.errors import ConfigError
+from iteragpu.models.json_reader import json_loads
 
 FAMILIES_DIR: Final = Path(__file__).with_name("families")
-_FUNCTIONS: Final = {"min": min, "max": max, "len": len}
-_BINARY: Final = {
+_FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {"min": min, "max": max, "len": len}
+_BINARY: Final[dict[type[ast.operator], Callable[[Any, Any], Any]]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
 }
-_COMPARE: Final = {
+_COMPARE: Final[dict[type[ast.cmpop], Callable[[Any, Any], Any]]] = {
     ast.Eq: lambda a, b: a == b,
     ast.NotEq: lambda a, b: a != b,
     ast.Lt: lambda a, b: a < b,
@@ -104,7 +106,7 @@ class Scope:
             )
         return value
 
-    def _node(self, node: ast.expr, extra: Mapping[str, Any]) -> Any:  # noqa: PLR0911
+    def _node(self, node: ast.expr, extra: Mapping[str, Any]) -> Any:
         if isinstance(node, ast.Constant):
             if node.value is None or isinstance(node.value, bool | int | str):
                 return node.value
@@ -237,12 +239,12 @@ class Counts:
 
     def __init__(self) -> None:
         self.parameters = 0
-        self.active = 0
+        self.active: int | None = 0  # None: the experts a token uses are not stated
         self.float32 = 0
 
-    def add(self, count: int, active: int, float32: bool) -> None:
+    def add(self, count: int, active: int | None, float32: bool) -> None:
         self.parameters += count
-        self.active += active
+        self.active = None if active is None or self.active is None else self.active + active
         if float32:
             self.float32 += count
 
@@ -252,11 +254,13 @@ def _terms(scope: Scope, terms: list[Mapping[str, Any]], counts: Counts, **extra
         if "when" in term and not scope.evaluate(term["when"], **extra):
             continue
         count = scope.count(term["count"], **extra)
-        active = count
+        active: int | None = count
         routed = term.get("routed")
         if routed is not None:
             experts = scope.count(routed["experts"], **extra)
-            per_token = scope.count(routed["per_token"], **extra)
+            # None (DeepSeek-V2's class default): the parameters count, the active ones are unknown.
+            stated = scope.evaluate(routed["per_token"], **extra) is not None
+            per_token = scope.count(routed["per_token"], **extra) if stated else 0
             if experts == 0 or count % experts or per_token > experts:
                 raise ConfigError(
                     "{where}: {key} must be between 1 and the number of experts",
@@ -264,7 +268,7 @@ def _terms(scope: Scope, terms: list[Mapping[str, Any]], counts: Counts, **extra
                     where=scope.where,
                     key=str(routed["per_token"]),
                 )
-            active = count // experts * per_token
+            active = count // experts * per_token if stated else None
         counts.add(count, active, term.get("dtype") == "float32")
 
 
@@ -283,7 +287,9 @@ def _load(model_type: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
     if model_type in seen:
         raise RecipeError(f"recipe cycle: {' -> '.join((*seen, model_type))}")
     path = FAMILIES_DIR / f"{model_type}.json"
-    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    # config's reader of JSON: the C scanner, without importing json (its regular expressions
+    # cost every `iteragpu model` run, benchmarks/model_bench.py).
+    data: dict[str, Any] = json_loads(path.read_text("utf-8"))
     base = data.get("base")
     if base is None:
         return data

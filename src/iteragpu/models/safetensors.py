@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any, Final, TypeGuard
 
 from iteragpu.core.records import Record
-from iteragpu.models.errors import HeaderError, MissingShardError, UnknownDtypeError
+from iteragpu.models.errors import (
+    HeaderError,
+    MissingShardError,
+    UnknownDtypeError,
+    system_error_code,
+)
 from iteragpu.models.tensors import (
     FLOAT,
     INTEGER,
@@ -108,10 +113,10 @@ def read_header(path: Path) -> dict[str, TensorHeader]:
         raise MissingShardError("{path}: no such file", "missing_file", path=str(path)) from None
     except OSError as error:
         raise HeaderError(
-            "{path}: cannot be read ({detail})",
+            "{path}: cannot be read (system error {code})",
             "unreadable",
             path=str(path),
-            detail=str(error.strerror or error),
+            code=system_error_code(error),
         ) from None
     if len(raw) < length:  # the file shrank while being read
         raise _error(path, "header cut short", "truncated", size)
