@@ -235,10 +235,12 @@ def number_symbols(lang: str) -> dict[str, str]:
 
 
 def sizer_data() -> dict[str, Any]:
-    """What the sizer page embeds: defaults, tasks, catalog and number symbols per language."""
+    """What the sizer page embeds: defaults, tasks, catalog, number symbols per language and
+    the families described as data."""
     from iteragpu.docs_tools.sizer_vectors import DEFAULT_QUERY, TASKS
     from iteragpu.gpus.catalog import catalog_text
     from iteragpu.models.presets import presets
+    from iteragpu.models.recipe import recipe, recipe_types
 
     return {
         "defaults": DEFAULT_QUERY,
@@ -251,6 +253,13 @@ def sizer_data() -> dict[str, Any]:
             {"name": p.name, "hf_repo": p.hf_repo, "text": p.config_path.read_text("utf-8")}
             for p in presets()
         ],
+        # Every family recipe (iteragpu.models.recipe), its base chain merged in: the page reads
+        # a pasted config.json of those families from the same data as the Python reader.
+        "families": {
+            model_type: described.data
+            for model_type in recipe_types()
+            if (described := recipe(model_type)) is not None
+        },
     }
 
 

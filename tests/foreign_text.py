@@ -125,3 +125,117 @@ def foreign_numbers(text: str, lang: str) -> list[str]:
         if any(_reads_in(number, other) for other in NUMBER_SYMBOLS if other != lang):
             found.append(number)
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Leftovers of the code and of the other language (issue 20): a raw literal, an identifier or an
+# English word left in a reader's sentence, the other language's script, a Korean particle
+# chosen without knowing the word it follows.
+# ---------------------------------------------------------------------------------------------
+
+# Python's and JSON's literals (and JavaScript's `undefined`) as a word of a sentence: a value
+# the code did not say in words. Quoted, in code or in a `{placeholder}` they are masked.
+RAW_LITERAL = re.compile(r"(?<![\w'\"`.-])(?:null|None|True|False|undefined)(?![\w'\"`-])")
+# A snake_case identifier (`weights_gib`, `per_head`); file names and calls are masked first,
+# and an environment variable (`CUDA_VISIBLE_DEVICES`, upper case) is a name the reader sets.
+SNAKE_CASE = re.compile(
+    r"(?<![A-Za-z0-9_:/-])(?<![A-Za-z0-9_]\.)(?=[A-Z0-9_]*[a-z])[A-Za-z][A-Za-z0-9]*"
+    r"(?:_[A-Za-z0-9]+)+(?![A-Za-z0-9_(-])(?!\.[A-Za-z0-9_])"
+)
+# English words that have been left in Korean or Indonesian text as the code's words: each is a
+# leftover in that language (`nominal` and `notebook` are Indonesian words too).
+ENGLISH_LEFTOVERS = {
+    "ko": frozenset(
+        {"unknown", "null", "none", "declared", "nominal", "notebook", "result", "input"}
+        | {"figure", "fit", "excluded", "measured", "true", "false", "yes"}
+    ),
+    "id": frozenset(
+        {"unknown", "null", "none", "declared", "result", "figure", "fit", "excluded"}
+        | {"measured", "true", "false", "yes"}
+    ),
+}
+_CODE_MASKS = (
+    re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|«[^»]*»|「[^」]*」|`[^`]*`"),  # quoted, in code
+    re.compile(r"\{[^{}\s]*\}"),  # a template's placeholder
+    re.compile(r"https?://\S+"),
+    re.compile(r"--?[A-Za-z][\w-]*"),  # options
+    re.compile(r"\S*[/\\]\S*"),  # paths
+    re.compile(
+        r"[A-Za-z0-9_.-]+\.(?:py|json|md|ipynb|csv|yml|zip|gguf|safetensors|txt)(?![A-Za-z])"
+    ),
+    re.compile(r"[A-Za-z_][\w.]*\(\)"),  # a call: empty_cache()
+)
+_WORDS = re.compile(r"[A-Za-z]+")
+HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]+")
+# Indonesian words that no Korean sentence contains (they are not English words either).
+_INDONESIAN = frozenset(
+    """yang dan tidak untuk dengan adalah bukan dapat dalam sebagai jika bila atau dari pada
+    oleh juga hanya sudah belum setiap tanpa karena agar saat ketika lebih tetap harus perlu
+    bisa akan ini itu""".split()  # noqa: SIM905
+)
+
+
+def _code_masked(text: str) -> str:
+    for pattern in _CODE_MASKS:
+        text = pattern.sub(" ", text)
+    return text
+
+
+def raw_literals(text: str) -> list[str]:
+    """`null`, `None`, `True`, `False`, `undefined` said as words of `text`."""
+    return RAW_LITERAL.findall(_code_masked(text))
+
+
+def code_words(text: str, lang: str, allowed: Iterable[str] = ()) -> list[str]:
+    """The code's words in `text` outside quotes and code: snake_case identifiers that are not
+    `allowed` (the names a reader types or finds in their own files), and the English words of
+    ENGLISH_LEFTOVERS[lang]."""
+    allowed = set(allowed)
+    masked = _code_masked(text)
+    found = [word for word in SNAKE_CASE.findall(masked) if word not in allowed]
+    masked = SNAKE_CASE.sub(" ", masked)
+    # A metavar in capitals (`RESULT`, `PATH`) is the CLI's placeholder, not a word of a sentence.
+    found += [
+        w
+        for w in _WORDS.findall(masked)
+        if w.lower() in ENGLISH_LEFTOVERS[lang] and not w.isupper()
+    ]
+    return found
+
+
+def hangul(text: str) -> list[str]:
+    """The runs of Korean script in `text`."""
+    return HANGUL.findall(text)
+
+
+def indonesian_runs(text: str) -> list[str]:
+    """Indonesian phrases in `text`: two or more words of `_INDONESIAN` in one run of words."""
+    found = []
+    for run in re.split(r"[^A-Za-z\s,;:()]+", _code_masked(text)):
+        words = _WORDS.findall(run)
+        if sum(w.lower() in _INDONESIAN for w in words) >= 2:
+            found.append(" ".join(words))
+    return found
+
+
+# A Korean particle whose form depends on the last sound of the word before it (은/는, 이/가,
+# 을/를, 과/와, 으로/로, 이다, 이어야/여야...) cannot follow a word the program fills in: it is
+# chosen before that word is known (`'qwen3_moe'은`, `'null'여야`). What may follow a field is
+# a word that never changes: a particle of one form (의, 에, 에서, 도, 만, 까지, 부터, 처럼...),
+# 입니다, or a counter (개, 바이트, 비트...).
+_INVARIANT_AFTER_A_FIELD = (
+    "의", "에", "에서", "에게", "에도", "도", "만", "까지", "부터", "처럼", "보다", "마다", "뿐",
+    "입니다", "개", "바이트", "비트", "자리", "행", "열", "번", "장", "일", "단계", "초", "배",
+    "자", "째", "분",
+)  # fmt: skip
+_AFTER_A_FIELD = re.compile(r"\}['\"’”」»)]?([\uac00-\ud7a3]+)")
+
+
+def particles_after_fields(text: str) -> list[str]:
+    """Where `text` (a Korean template) puts a Hangul word that may change with the word before
+    it right after a `{field}` (or after `}'`, `}"`, `})`)."""
+    return [
+        match.group(0)
+        for match in _AFTER_A_FIELD.finditer(text)
+        if not match.group(1).startswith(_INVARIANT_AFTER_A_FIELD)
+    ]

@@ -252,6 +252,7 @@ PINNED = {
     "device": r"\bdevices?\b",
     "quantization": r"\bquantization\b",
     "dense": r"\bdense\b",
+    "window": r"(?<!-)\bwindows?\b",
 }
 
 

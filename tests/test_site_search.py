@@ -88,6 +88,21 @@ def test_the_language_file_carries_its_data(tmp_path: Path) -> None:
     assert "lunr.Index.prototype.search" in text
 
 
+def test_counts_are_written_with_the_clis_suffixes_and_the_languages_number_words() -> None:
+    # The worker writes 70억 and 7 miliar as `7b`, as `--params 7B` reads it.
+    assert site_search.count_data("ko") == {
+        "suffixes": {"k": 3, "m": 6, "b": 9, "t": 12},
+        "words": {"억": 8, "만": 4},
+        "decimal": ".",
+    }
+    assert site_search.count_data("id")["words"] == {"miliar": 9, "juta": 6}
+    assert site_search.count_data("id")["decimal"] == ","
+    index = {"docs": [{"location": "", "title": "x", "text": "<p>torch.bfloat16</p>"}]}
+    data = site_search.search_data("id", index)
+    assert data["counts"] == site_search.count_data("id")
+    assert data["formats"] == {"bf": "bfloat", "fp": "float"}
+
+
 def test_a_word_in_the_table_is_read_from_it_and_a_new_one_analysed_and_kept() -> None:
     # The table's entry is taken as written (a deliberately odd one shows it is not analysed
     # again); the word it lacks is analysed by Kiwi and added to it.

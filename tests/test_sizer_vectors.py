@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from functools import cache
+from typing import Any
 
 import pytest
 from support import per_language
@@ -138,10 +141,20 @@ def test_the_per_kind_kv_is_iteragpu_models_and_static_windows_keep_the_guides_f
         assert not result["valid"] and reason in result["error"], query
 
 
-def test_config_vectors_are_size_models_answers_and_cover_each_rule() -> None:
-    from iteragpu.docs_tools.sizer_config_vectors import BAD_CONFIGS, CONFIGS, config_vectors
+@cache
+def _config_vectors() -> tuple[dict[str, Any], ...]:
+    from iteragpu.docs_tools.sizer_config_vectors import config_vectors
 
-    vectors = config_vectors()
+    return tuple(config_vectors())
+
+
+def test_config_vectors_are_size_models_answers_and_cover_each_rule() -> None:
+    from iteragpu.docs_tools.sizer_config_vectors import BAD_CONFIGS, CONFIGS, FAMILY_PREFIX
+
+    # The configs named here (the families' and the expressions' vectors are checked below).
+    vectors = [
+        v for v in _config_vectors() if "text" in v and not v["name"].startswith(FAMILY_PREFIX)
+    ]
     names = {v["name"] for v in vectors}
     assert {"gemma-2-9b", "llama-3-8b"} | set(CONFIGS) | set(BAD_CONFIGS) <= names
     valid = [v for v in vectors if v["expected"]["valid"]]
@@ -221,3 +234,122 @@ def test_every_token_parse_vector_states_its_readings() -> None:
                 decimal, binary = (Fraction(r) for r in tokens["readings"])
                 assert binary / decimal in {Fraction(1024, 1000) ** n for n in (1, 2, 3, 4)}
     assert reasons >= {"ambiguous_suffix", "not_token_count", "not_positive", "not_number"}
+
+
+def test_every_recipe_family_has_configs_read_and_refused() -> None:
+    from iteragpu.docs_tools.sizer_config_vectors import FAMILY_LAYERS, FAMILY_PREFIX, READ_KEYS
+    from iteragpu.models.recipe import recipe, recipe_types
+
+    vectors = [v for v in _config_vectors() if v["name"].startswith(FAMILY_PREFIX)]
+    for model_type in recipe_types():
+        described = recipe(model_type)
+        assert described is not None
+        aliases = described.data.get("aliases", {})
+        prefix = f"{FAMILY_PREFIX}{model_type}-"
+        own = {v["name"]: v for v in vectors if v["name"].startswith(prefix)}
+        minimal = own[f"{FAMILY_PREFIX}{model_type}-minimal"]
+        want = minimal["expected"]
+        assert want["valid"] and want["model_type"] == model_type, want
+        # Only the keys the reader never defaults, under the family's own names, and what the
+        # recipe needs without a default.
+        config = json.loads(minimal["text"])
+        for key in READ_KEYS:
+            assert aliases.get(key, key).split(".")[0] in config, (model_type, key)
+        assert len(want["reading"]["layer_kinds"]) == FAMILY_LAYERS
+        tied = own[f"{FAMILY_PREFIX}{model_type}-tied-flipped"]["expected"]
+        assert tied["valid"], tied
+        refused = own[f"{FAMILY_PREFIX}{model_type}-no-layers"]["expected"]
+        assert (refused["reason"], refused["key"]) == ("missing_key", "num_hidden_layers")
+        assert sum(1 for v in own.values() if not v["expected"]["valid"]) >= 2, model_type
+    # Tying the head changes the count of some family; the window and the kinds slide somewhere.
+    assert any(
+        v["expected"]["valid"]
+        and v["expected"]["parameters"]
+        != next(
+            w["expected"]["parameters"]
+            for w in vectors
+            if w["name"] == v["name"].replace("-tied-flipped", "-minimal")
+            and w["options"] == v["options"]
+        )
+        for v in vectors
+        if v["name"].endswith("-tied-flipped")
+    )
+    valid = [v["expected"] for v in vectors if v["expected"]["valid"]]
+    kinds = {k for expected in valid for k in expected["reading"]["layer_kinds"]}
+    assert kinds == {"full_attention", "sliding_attention"}
+
+
+def test_a_family_added_later_is_covered_under_its_own_key_names() -> None:
+    from iteragpu.docs_tools.sizer_config_vectors import (
+        DOTTED_FAMILY,
+        extra_families,
+        family_configs,
+        sized,
+    )
+
+    with extra_families({"zz_later": DOTTED_FAMILY}):
+        configs = family_configs("zz_later")
+        minimal = configs["family-zz_later-minimal"]
+        assert {"n_layers", "n_heads", "d_model"} <= set(minimal)
+        assert "num_hidden_layers" not in minimal
+        answers = {name: sized(json.dumps(c), {"tokens": "1"}) for name, c in configs.items()}
+    assert answers["family-zz_later-minimal"]["valid"]
+    refused = [name for name, answer in answers.items() if not answer["valid"]]
+    assert "family-zz_later-no-layers" in refused
+
+
+def test_the_vectors_own_family_reads_nested_keys_and_counts_its_router_in_float32() -> None:
+    vectors = {v["name"]: v for v in _config_vectors() if v["name"].startswith("family-dotted")}
+    dotted = vectors["family-dotted"]["expected"]
+    assert dotted["valid"]
+    reading = dotted["reading"]
+    assert reading["kv_heads"] == 2  # attn_config.kv_n_heads
+    assert reading["float32_parameters"] == 8 * 4 * 64  # each layer's router
+    assert reading["active_parameters"] < dotted["parameters"]
+    assert reading["layer_kinds"][:3] == ["sliding_attention"] * 2 + ["full_attention"]
+    assert vectors["family-dotted-not-nested"]["expected"]["reading"]["kv_heads"] == 8
+    reasons = {
+        name: (v["expected"]["reason"], v["expected"]["key"])
+        for name, v in vectors.items()
+        if not v["expected"]["valid"]
+    }
+    assert reasons["family-dotted-window-zero"] == ("bad_key", "(layer + 1) % window_every")
+    assert reasons["family-dotted-top-k-above"] == ("bad_key", "num_experts_per_tok")
+
+
+def test_expression_vectors_cover_the_subset_and_its_refusals() -> None:
+    from iteragpu.docs_tools.sizer_config_vectors import EXPRESSIONS
+
+    vectors = [v for v in _config_vectors() if "expression" in v]
+    expressions = {v["expression"] for v in vectors}
+    assert len(expressions) >= 100
+    for piece in ("//", "%", " is None", " is not ", " not in ", " in ", " and ", " or ", "not "):
+        assert any(piece in e for e in expressions), piece
+    for piece in (" if ", " else ", "min(", "max(", "len(", "[", "'", "<", "==", "!="):
+        assert any(piece in e for e in expressions), piece
+    refused = {(v["expected"]["reason"]) for v in vectors if not v["expected"]["valid"]}
+    assert refused == {"bad_key", "missing_key"}
+    assert any(v["expected"]["valid"] for v in vectors)
+    # What Python cannot evaluate at all is left out, never stated as a refusal.
+    assert {"min(a, s)", "len(a)", "-n"} <= set(EXPRESSIONS) - expressions
+
+
+def test_the_pages_data_carries_every_recipe_with_its_base_merged() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    from iteragpu.models.recipe import recipe, recipe_types
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "hooks.py"
+    spec = importlib.util.spec_from_file_location("iteragpu_site_hooks", path)
+    assert spec and spec.loader
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    families = hooks.sizer_data()["families"]
+    assert list(families) == list(recipe_types())
+    for model_type, data in families.items():
+        described = recipe(model_type)
+        assert described is not None and data == described.data
+        assert "layer" in data, model_type  # a base's terms are merged in
+    # What the page embeds is JSON: the same data once read back.
+    assert json.loads(json.dumps(families)) == families

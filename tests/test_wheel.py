@@ -188,7 +188,7 @@ def test_the_short_list_reads_evidence_with_jsonschema(
     ]
     assert any(reason.startswith("evidence_") for reason in reasons)
     refused = installed.run(installed.bin / "iteragpu", *args[:-1], FIXTURE_RESULT)
-    assert refused.returncode == 2 and "카탈로그의 카드가 아닙니다" in refused.stderr
+    assert refused.returncode == 2 and "카탈로그의 카드가 아닌 장치" in refused.stderr
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,11 @@
 // was given and what size_model answered. Here the text is read by sizer.js, its fields fill a
 // query with the same options, and the sizer's figures must equal Python's: parameters, weights,
 // KV bytes per token, the KV cache per layer kind, the total. A refused config must be refused
-// for the same reason (and the same key, where Python names one).
+// for the same reason (and the same key, where Python names one). The families described as
+// data are read from the page's data (`families`, python docs/hooks.py --sizer-data), as the
+// page reads them; a vector of a family of the vectors' own carries its recipe (`families`).
+// What the reader read is compared too: KV heads, head size, each layer's kind, the window, the
+// active and float32 parameters. The expression vectors check the recipe evaluator alone.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -28,6 +32,31 @@ const data = dataPath
   ? JSON.parse(readFileSync(dataPath, "utf-8"))
   : { defaults: vectors.defaults, tasks: ["inference", "training", "adaptation"], cards: [] };
 if (!data.catalog) data.cards = [];
+if (!data.families) {
+  throw new Error("ITERAGPU_SIZER_DATA must be the page's data, with its families " +
+    "(python docs/hooks.py --sizer-data)");
+}
+const configVectors = vectors.model_configs.filter((v) => v.text !== undefined);
+const expressionVectors = vectors.model_configs.filter((v) => v.expression !== undefined);
+
+/** The recipes a vector is read with: the page's, and the vector's own family's. */
+function familiesOf(vector) {
+  return { ...data.families, ...(vector.families ?? {}) };
+}
+
+/** An exact figure's text ("12", "9/8") as [numerator, denominator]. */
+function fraction(text) {
+  const [n, d] = String(text).split("/");
+  return [BigInt(n), BigInt(d ?? "1")];
+}
+
+/** Whether the rational `value` ({n, d}) plus `extra` ([n, d]) is the figure `text`. */
+function sumIs(value, extra, text) {
+  const [n, d] = fraction(text);
+  const sumN = value.n * extra[1] + extra[0] * value.d;
+  const sumD = value.d * extra[1];
+  return sumN * d === n * sumD;
+}
 
 // The caveats that depend on the config alone: the page states them beside the filled fields.
 const CONFIG_CAVEATS = [
@@ -50,12 +79,13 @@ function queryOf(read, options) {
   return query;
 }
 
-assert.ok(vectors.model_configs.length >= 60, "too few config vectors");
+assert.ok(configVectors.length >= 60, "too few config vectors");
+assert.ok(expressionVectors.length >= 100, "too few expression vectors");
 
-for (const [index, vector] of vectors.model_configs.entries()) {
+for (const [index, vector] of configVectors.entries()) {
   test(`config ${index}: ${vector.name} ${JSON.stringify(vector.options)}`, () => {
     const want = vector.expected;
-    const read = sizer.readConfig(vector.text, vector.options.mla_layout);
+    const read = sizer.readConfig(vector.text, vector.options.mla_layout, familiesOf(vector));
     if (!want.valid) {
       assert.equal(read.ok, false, `JS read a config Python refuses: ${want.error}`);
       assert.equal(read.reason, want.reason, want.error);
@@ -66,12 +96,33 @@ for (const [index, vector] of vectors.model_configs.entries()) {
     assert.equal(read.config.modelType, want.model_type);
     assert.equal(read.parameters.toString(), String(want.parameters));
     assert.equal(read.query.params, String(want.parameters));
+    const reading = want.reading;
+    assert.equal(read.config.kvHeads.toString(), String(reading.kv_heads), "kv heads");
+    assert.equal(read.config.headDim.toString(), String(reading.head_dim), "head_dim");
+    const sliding = reading.layer_kinds.filter((k) => k === "sliding_attention").length;
+    assert.equal(read.config.slidingLayers.toString(), String(sliding), "sliding layers");
+    if (read.config.layerKinds !== null) {
+      assert.deepEqual(read.config.layerKinds, reading.layer_kinds, "layer kinds");
+    }
+    const window = read.config.window === null ? null : Number(read.config.window);
+    assert.equal(window, reading.sliding_window, "window");
+    const active = read.activeParameters === null ? null : read.activeParameters.toString();
+    const wantActive = reading.active_parameters === null ? null : String(reading.active_parameters);
+    assert.equal(active, wantActive, "active parameters");
+    assert.equal(read.float32Parameters.toString(), String(reading.float32_parameters), "float32");
     const result = sizer.compute(queryOf(read, vector.options), data);
     assert.equal(result.valid, true, JSON.stringify(result.errors));
-    assert.equal(sizer.exact(result.weightsBytes), want.weights_bytes);
+    // At the config's dtype, Python weighs the modules Transformers keeps in float32 (a router)
+    // at 4 bytes each; the page's weights field holds every parameter at the dtype's bits, so
+    // the difference is the float32 count readConfig states (float32Parameters).
+    const kept = vector.options.bits === undefined ? read.float32Parameters : 0n;
+    const widened = kept === 0n ? [0n, 1n] : [kept * (32n - BigInt(result.query.bits)), 8n];
+    assert.ok(sumIs(result.weightsBytes, widened, want.weights_bytes),
+      `weights ${sizer.exact(result.weightsBytes)} + float32 ${kept} != ${want.weights_bytes}`);
     assert.equal(sizer.exact(result.kvBytesPerToken), want.kv_bytes_per_token);
     assert.equal(sizer.exact(result.kvCacheBytes), want.kv_cache_bytes);
-    assert.equal(sizer.exact(result.modelTotalBytes), want.total_bytes);
+    assert.ok(sumIs(result.modelTotalBytes, widened, want.total_bytes), "total");
+    if (kept === 0n) assert.equal(sizer.exact(result.modelTotalBytes), want.total_bytes);
     const kinds = (groups) =>
       groups
         .map((g) => [g.kind, String(g.count), g.window === null ? null : String(g.window),
@@ -84,6 +135,57 @@ for (const [index, vector] of vectors.model_configs.entries()) {
     assert.deepEqual(notes, want.caveats.filter((c) => CONFIG_CAVEATS.includes(c)).sort());
   });
 }
+
+for (const [index, vector] of expressionVectors.entries()) {
+  const how = vector.count ? "count" : "value";
+  test(`expression ${index}: ${vector.expression} (${how})`, () => {
+    const got = sizer.evaluateExpression(vector.expression, vector.values, vector.count);
+    const want = vector.expected;
+    if (want.valid) assert.deepEqual(got, { ok: true, value: want.repr });
+    else assert.deepEqual(got, { ok: false, reason: want.reason, key: want.key });
+  });
+}
+
+test("every family of the page's data has vectors, read and refused", () => {
+  const families = Object.keys(data.families);
+  assert.ok(families.length >= 2, "the page's data holds the recipes");
+  for (const family of families) {
+    const own = configVectors.filter((v) => v.name.startsWith(`family-${family}-`));
+    assert.ok(own.some((v) => v.expected.valid && v.expected.model_type === family), family);
+    assert.ok(own.some((v) => !v.expected.valid), family);
+  }
+});
+
+test("a family described only as data is unknown without the page's families", () => {
+  const vector = configVectors.find((v) => v.name === "family-mixtral-minimal");
+  if (vector === undefined) return; // a tree without Mixtral's recipe
+  assert.equal(sizer.readConfig(vector.text, undefined, data.families).ok, true);
+  const read = sizer.readConfig(vector.text);
+  assert.deepEqual(read, { ok: false, reason: "unknown_family", key: "mixtral" });
+});
+
+test("every expression, however bad, ends in a value or a reason, never an exception", () => {
+  const pieces = [
+    "a", "b", "l", "d", "s", "n", "1", "0", "-", "+", "*", "//", "%", "(", ")", "[", "]", ",",
+    "<", "==", "is", "not", "in", "and", "or", "if", "else", "min", "max", "len", "'x'", "None",
+    "True", ".", "**", "/", ":", "lambda", "1.5", "\\", '"',
+  ];
+  const values = JSON.stringify({ a: 3, b: -1, l: [1, 2], d: { k: 1 }, s: "ab", n: null });
+  let seed = 12345;
+  const random = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let i = 0; i < 3000; i++) {
+    const size = 1 + random(9);
+    const expression = Array.from({ length: size }, () => pieces[random(pieces.length)]).join(" ");
+    for (const count of [false, true]) {
+      const got = sizer.evaluateExpression(expression, values, count);
+      assert.equal(typeof got.ok, "boolean", expression);
+      if (!got.ok) assert.equal(typeof got.reason, "string", expression);
+    }
+  }
+});
 
 test("a config beyond the size limit is refused before it is read", () => {
   const text = `{"model_type": "llama", "pad": "${"x".repeat(sizer.CONFIG_MAX_CHARS)}"}`;
@@ -104,11 +206,16 @@ test("keys named like Object's own members stay data", () => {
 });
 
 test("every bad text ends in a reason, never an exception", () => {
-  const base = vectors.model_configs.find((v) => v.expected.valid).text;
-  for (let cut = 0; cut < base.length; cut += 7) {
-    const read = sizer.readConfig(base.slice(0, cut) + base.slice(cut + 3));
-    assert.equal(typeof read.ok, "boolean");
-    if (!read.ok) assert.equal(typeof read.reason, "string");
+  const families = configVectors.filter((v) => v.name.startsWith("family-") && v.expected.valid);
+  const bases = [configVectors.find((v) => v.expected.valid), ...families.slice(0, 40)];
+  for (const vector of bases) {
+    const base = vector.text;
+    for (let cut = 0; cut < base.length; cut += 7) {
+      const read = sizer.readConfig(base.slice(0, cut) + base.slice(cut + 3), undefined,
+        familiesOf(vector));
+      assert.equal(typeof read.ok, "boolean");
+      if (!read.ok) assert.equal(typeof read.reason, "string");
+    }
   }
 });
 

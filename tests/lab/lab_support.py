@@ -241,7 +241,7 @@ class FakeBackend:
     def __init__(self, args: argparse.Namespace, **workload_kw: Any) -> None:
         self.source = FakeCounterSource()
         self.workload = FakeWorkload(self.source, **workload_kw)
-        env = mm.collect_environment(args.device, None, "ModuleNotFoundError: fake")
+        env = mm.collect_environment(args.device, None, "ModuleNotFoundError: fake", args.lang)
         env["requested_device_usable"] = True
         env["requested_device_problem"] = None
         self.environment = env
@@ -491,7 +491,7 @@ class SimulatedBackend:
         self.workload = SimulatedWorkload(
             self.allocator, args.batch, args.context, args.width, args.dtype
         )
-        env = mm.collect_environment(args.device, None, "ModuleNotFoundError: simulated")
+        env = mm.collect_environment(args.device, None, "ModuleNotFoundError: simulated", args.lang)
         env["requested_device_usable"] = True
         env["requested_device_problem"] = None
         self.environment = env

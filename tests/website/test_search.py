@@ -223,6 +223,108 @@ def test_a_command_option_is_found_where_it_is_written(site: Path, lang: str) ->
         assert found and found[0] in pages, (option, found[:3], sorted(pages))
 
 
+def _pages(groups: list[list[dict[str, str]]]) -> list[str]:
+    """The pages of a query's results, in order (Material groups a page's sections)."""
+    return [group[0]["location"].split("#")[0] for group in groups]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_count_is_found_however_it_is_written(site: Path, lang: str) -> None:
+    """`7B`, 70억 and 7 miliar are one count: typed with the CLI's suffix it finds the pages
+    that write it with the language's number word, and the other way round; a count written
+    inside a model's name (`Llama-3.1-70B`) is found alone."""
+    forms = _forms(site, lang, "70억", "700억", "1.5b", "70m", "llama-3.1-70b", "1,5")
+    if lang == "ko":
+        assert "7b" in forms["70억"] and "70b" in forms["700억"]
+    assert "1.5b" in forms["1.5b"] and "70m" in forms["70m"] and "70b" in forms["llama-3.1-70b"]
+    assert not [form for form in forms["1,5"] if form.endswith(("k", "m", "b", "t"))]
+    docs = _index(site, lang)["docs"]
+    spelled = {"ko": "70억", "id": "7 miliar"}[lang]
+    written = {doc["location"].split("#")[0] for doc in docs if spelled in _plain(doc["text"])}
+    assert written
+    results = _search(site, lang, "7B", spelled)
+    assert set(_pages(results["7B"])[: search_check.TOP]) & written, _pages(results["7B"])
+    suffixed = {
+        doc["location"]
+        for doc in docs
+        if re.search(r"\b7b\b", _plain(doc["text"])) and spelled not in _plain(doc["text"])
+    }
+    found = {doc["location"] for group in results[spelled] for doc in group}
+    assert found & suffixed, sorted(suffixed)
+    text = " ".join(_plain(doc["text"]) for doc in docs)
+    named = sorted({count.upper() for count in re.findall(r"\b[a-z][\w.]*-(\d+b)\b", text)})
+    assert named
+    results = _search(site, lang, *named)
+    for count in named:
+        inside = re.compile(rf"[a-z][\w.]*-{re.escape(count.lower())}\b")
+        pages = {d["location"].split("#")[0] for d in docs if inside.search(_plain(d["text"]))}
+        assert pages & set(_pages(results[count])[: search_check.TOP]), (count, sorted(pages))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_number_formats_short_name_finds_its_long_one(site: Path, lang: str) -> None:
+    forms = _forms(site, lang, "bf16", "bfloat16", "fp16", "float16")
+    assert "bfloat16" in forms["bf16"] and "bf16" in forms["bfloat16"]
+    assert "float16" in forms["fp16"] and "fp16" in forms["float16"]
+    results = _search(site, lang, "bf16", "BF16")
+    for query in ("bf16", "BF16"):
+        assert results[query], query
+        assert "bfloat16" in _top_pages_text(site, lang, results[query][:1]), query
+
+
+# What readers type when something went wrong, and the guide pages that help: the glossary
+# defines the words (메모리 부족 is a term, and its entry is found for it), but its entry must
+# not come before the guide's section that says what to do.
+SYMPTOMS: dict[str, dict[str, tuple[str, ...]]] = {
+    "ko": {
+        "메모리 부족": ("oom/",),
+        "메모리 부족 오류": ("oom/",),
+        "GPU 메모리 부족": ("oom/",),
+        "OOM": ("oom/",),
+        "OOM 오류": ("oom/",),
+        "CUDA out of memory": ("oom/",),
+        "학습 중 메모리 부족": ("oom/", "measurement/"),
+        "추론 중 메모리 부족": ("oom/", "measurement/"),
+        "배치를 줄여도 OOM": ("oom/",),
+        "피크가 추정치보다 큼": ("measurement/", "oom/"),
+        "추정치보다 메모리를 더 씀": ("measurement/", "oom/"),
+        "reserved가 allocated보다 큼": ("oom/", "measurement/"),
+        "예약된 메모리가 줄지 않음": ("oom/", "measurement/"),
+        "empty_cache 후에도 메모리": ("oom/",),
+        "여유분이 부족함": ("oom/", "sizing/", "measurement/"),
+    },
+    "id": {
+        "kehabisan memori": ("oom/",),
+        "error kehabisan memori": ("oom/",),
+        "memori GPU tidak cukup": ("oom/",),
+        "memori habis": ("oom/",),
+        "OOM": ("oom/",),
+        "CUDA out of memory": ("oom/",),
+        "kehabisan memori saat pelatihan": ("oom/", "measurement/"),
+        "kehabisan memori saat inferensi": ("oom/", "measurement/"),
+        "batch dikurangi tetap OOM": ("oom/",),
+        "puncak lebih besar dari estimasi": ("measurement/", "oom/"),
+        "puncak melebihi estimasi": ("measurement/", "oom/"),
+        "reserved lebih besar dari allocated": ("oom/", "measurement/"),
+        "memori reserved tidak turun": ("oom/", "measurement/"),
+        "empty_cache tidak membebaskan memori": ("oom/",),
+    },
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_guide_that_helps_ranks_above_the_glossary_on_symptoms(site: Path, lang: str) -> None:
+    results = _search(site, lang, *SYMPTOMS[lang])
+    outranked = []
+    for query, guides in SYMPTOMS[lang].items():
+        pages = _pages(results[query])
+        guide = next((at for at, page in enumerate(pages) if page in guides), len(pages))
+        glossary = pages.index("glossary/") if "glossary/" in pages else len(pages)
+        if guide >= search_check.TOP or glossary < guide:
+            outranked.append((query, pages[: search_check.TOP]))
+    assert not outranked, outranked
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", LANGS)
 def test_readers_queries_find_a_right_page_in_the_top_three(page, base_url: str, lang: str) -> None:

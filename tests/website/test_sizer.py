@@ -412,6 +412,30 @@ CONFIGS = ROOT / "snippets" / "models"
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", LANGS)
+def test_a_published_model_chosen_by_name_fills_the_fields_as_iteragpu_model_does(
+    page: Any, base_url: str, lang: str
+) -> None:
+    from iteragpu.models.model import size_model
+    from iteragpu.models.presets import presets
+
+    _open(page, base_url, lang)
+    options = page.locator("#sizer-preset option").all()
+    # A first choice that chooses nothing, then every preset by its Hugging Face repository.
+    assert [o.get_attribute("value") for o in options] == ["", *(p.name for p in presets())]
+    assert [o.inner_text() for o in options[1:]] == [p.hf_repo for p in presets()]
+    for preset in presets():
+        page.select_option("#sizer-preset", preset.name)
+        assert page.locator("#sizer-config-status").get_attribute("data-state") == "ok"
+        assert page.locator("#sizer-config-text").input_value() == preset.config_path.read_text()
+        query = _form_query(page)
+        sizing = size_model(preset.name, tokens=int(query["tokens"]))
+        assert query["params"] == str(sizing.weights.parameters), preset.name
+        assert query["layers"] == str(sizing.config.layers)
+        assert query["kv_heads"] == str(sizing.config.kv_heads)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("name", ["gemma-2-9b", "llama-3-8b"])
 def test_a_pasted_config_fills_the_fields_with_iteragpu_models_figures(
     page: Any, base_url: str, lang: str, name: str

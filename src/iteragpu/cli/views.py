@@ -9,7 +9,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from iteragpu.cli.table import render_table
+from iteragpu.cli.table import fold_text, render_table
 from iteragpu.core.numbers import decimal_places
 from iteragpu.core.units import gb, gib
 from iteragpu.i18n.messages import TEXTS, message
@@ -225,7 +225,6 @@ def _declared_note(card: Card, lang: str) -> str:
 def shortlist_text(
     candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int, lang: str
 ) -> str:
-    names = [r.name for r in candidates[0].requirements] if candidates else []
     currencies = sorted({c.currency for c in candidates if c.currency}) or ["-"]
     unknown = message("unknown", lang)
     headers = [
@@ -236,7 +235,6 @@ def shortlist_text(
         message("effective_margin_gib", lang),
         message("paper_margin_gib", lang),
         message("cost", lang, currency="/".join(currencies)),
-        *(_requirement_label(name, lang, header=True) for name in names),
         message("overall", lang),
     ]
     rows = []
@@ -253,13 +251,15 @@ def shortlist_text(
                 NOT_RANKED if margin is None else format_number(gib(margin), 2, lang),
                 _paper_margin_cell(c, lang),
                 _money(c.cost, lang),
-                *(message(f"status_{r.status}", lang) for r in c.requirements),
                 message(f"status_{c.status}", lang),
             ]
         )
         for r in c.requirements:
+            # Each requirement's status is said here, with its reason: the table holds the
+            # overall status only, so that it fits a narrow column.
+            status = message(f"status_{r.status}", lang)
             notes.append(
-                f"{c.card.name} · {_requirement_label(r.name, lang)}: "
+                f"{c.card.name} · {_requirement_label(r.name, lang)} ({status}): "
                 + message(f"reason_{r.reason}", lang, **_reason_values(r, need_gib, lang))
             )
     title = message(
@@ -280,12 +280,11 @@ def shortlist_text(
             "",
             table,
             "",
-            *notes,
+            *(fold_text(n) for n in notes),
             "",
-            *sources,
+            *(fold_text(n) for n in sources),
             "",
-            *conventions,
-            message("price_not_speed", lang),
+            *(fold_text(n) for n in (*conventions, message("price_not_speed", lang))),
         ]
     )
 
@@ -402,26 +401,29 @@ def model_text(
         sequences=format_number(kv.sequences, 0, lang),
         bytes_per_value=_exact_cell(kv.bytes_per_value, lang),
     )
+    # The key figures first (GiB, GB, bytes), then the layers they come from: in a narrow
+    # column the table is read from its left.
     headers = [
         message("figure", lang),
+        "GiB",
+        "GB",
+        message("bytes_header", lang),
         message("model_layers_header", lang),
         message("model_window_header", lang),
         message("model_tokens_held_header", lang),
-        message("bytes_header", lang),
-        "GB",
-        "GiB",
     ]
-    table = render_table(headers, _model_rows(s, lang))
+    rows = [[r[0], r[6], r[5], r[4], r[1], r[2], r[3]] for r in _model_rows(s, lang)]
+    table = render_table(headers, rows)
     values = _caveat_values(s, lang)
     notes = [message(f"caveat_{code}", lang, **values) for code in s.caveats]
     head = [str(s.path)]
     if s.preset is not None:
         p = s.preset
         revision = p.hf_revision or message("preset_revision_unknown", lang)
-        head.append(
-            message("preset_source", lang, repo=p.hf_repo, revision=revision, url=p.read_at)
-        )
-        head.append(message("preset_card", lang, parameters=p.card_parameters, url=p.card_url))
+        source = message("preset_source", lang, repo=p.hf_repo, revision=revision, url=p.read_at)
+        head.append(fold_text(source))
+        card = message("preset_card", lang, parameters=p.card_parameters, url=p.card_url)
+        head.append(fold_text(card))
     from iteragpu.models.model import active_parameter_count
 
     active = active_parameter_count(s)
@@ -433,7 +435,7 @@ def model_text(
             parameters=format_number(parameters, 0, lang),
         )
         notes.insert(0, head_title)
-    text = "\n".join([*head, title, "", table, "", *notes])
+    text = "\n".join([*head, title, "", table, "", *(fold_text(n) for n in notes)])
     if candidates is None or days is None:
         return text
     return text + "\n\n" + shortlist_text(candidates, gib(s.total_bytes), days, 1, lang)

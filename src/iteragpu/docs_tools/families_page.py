@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from iteragpu.docs_tools import require_extra
 from iteragpu.i18n.languages import CODES
 from iteragpu.models import config as model_config
 from iteragpu.models.recipe import recipe
+
+require_extra("yaml")
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
@@ -33,6 +34,8 @@ _CLASS = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:ForCausalLM|ForConditionalGenerati
 
 
 def load_words(path: Path = WORDS) -> dict[str, Any]:
+    import yaml
+
     words: dict[str, Any] = yaml.safe_load(path.read_text("utf-8"))
     return words
 
@@ -71,6 +74,7 @@ def page_markdown(lang: str, words: dict[str, Any] | None = None) -> str:
     return "\n".join(
         [
             "---",
+            f'title: "{w["title"][lang]}"',
             f'description: "{w["description"][lang]}"',
             "---",
             HEADER,

@@ -18,7 +18,10 @@ has written the index (docs/hooks.py, on_post_build):
   of this site's words (tests/website/test_search.py measures it), which is why the map comes
   first.
 - Every language: the glossary's synonyms (docs/glossary.yml), so that a word a reader types
-  (perkiraan) finds the term the pages use (estimasi).
+  (perkiraan) finds the term the pages use (estimasi); and counts and number formats in every
+  way they are written: a count with the CLI's suffix (`70B`, in `Llama-3.1-70B` too), with the
+  language's number word (70억, 7 miliar: `7b`), and a number format's short name (`bf16` is
+  `bfloat16`), indexed and looked for as one written form (`COUNT_SUFFIXES`, `FORMAT_NAMES`).
 
 The worker side, `iteragpu/web/search_language.js`, is the same for every language; what the
 text shows and highlights stays the original text (only index terms are added).
@@ -40,6 +43,7 @@ from typing import Any, Final
 
 from iteragpu.docs_tools import require_extra
 from iteragpu.i18n.languages import CODES, language
+from iteragpu.i18n.number_symbols import NUMBER_SYMBOLS
 
 require_extra("yaml", "kiwipiepy", "Sastrawi")
 
@@ -64,6 +68,13 @@ LANGUAGE_FILE: Final = "assets/javascripts/lunr/min/lunr.{search_lang}.min.js"
 ANALYZERS: Final = {"ko": "morphemes", "id": "sastrawi"}
 """The analyzer of each language of the list: a language without one searches as lunr does."""
 GLOSSARY: Final = Path(__file__).resolve().parents[3] / "docs" / "glossary.yml"
+# A count's suffixes as the CLI reads them in `--params 7B` (iteragpu.core.numbers; G, another
+# name of B there, is left out: `7g` is not how a page or a reader writes seven billion), as
+# exponents of ten. The worker writes every count with them: 70억 and 7 miliar are `7b`.
+COUNT_SUFFIXES: Final = {"k": 3, "m": 6, "b": 9, "t": 12}
+# The short names of number formats, and the names the pages write (`torch.bfloat16`): `bf16`
+# finds `bfloat16`, `fp16` finds `float16`, and the other way round.
+FORMAT_NAMES: Final = {"bf": "bfloat", "fp": "float"}
 
 
 def index_words(search_index: dict[str, Any]) -> Iterator[str]:
@@ -254,6 +265,22 @@ def glossary_synonyms(code: str, glossary: Path = GLOSSARY) -> list[list[str]]:
     return pairs
 
 
+def count_data(code: str) -> dict[str, Any]:
+    """How a count is written in a language, for the worker: the CLI's suffixes, the language's
+    number words (its `number_words`: 억, miliar) and decimal sign, as exponents of ten."""
+    words = {}
+    for word, value in language(code).number_words.items():
+        exponent = len(str(value)) - 1
+        if value != 10**exponent:
+            raise ValueError(f"number word {word!r} of {code!r} is not a power of ten: {value}")
+        words[word.lower()] = exponent
+    return {
+        "suffixes": COUNT_SUFFIXES,
+        "words": words,
+        "decimal": NUMBER_SYMBOLS[code]["decimal"],
+    }
+
+
 def search_pieces(code: str, search_index: dict[str, Any]) -> list[str]:
     """Every piece the language's search file analyses: the built index's and the synonyms'."""
     synonyms = glossary_synonyms(code)
@@ -271,6 +298,8 @@ def search_data(
         "code": language(code).search_lang,
         "analyzer": ANALYZERS[code],
         "synonyms": glossary_synonyms(code),
+        "counts": count_data(code),
+        "formats": FORMAT_NAMES,
     }
     pieces = search_pieces(code, search_index)
     table = None if from_scratch else analysis_table(code)

@@ -6,20 +6,37 @@ parameters, weights, KV bytes per token, the KV cache per layer kind, the total;
 code of its one-line refusal. `sizer_vectors` adds them to its output (`model_configs`), which
 the node tests and the browser test read.
 
-The configs: the published ones the pages show (snippets/models/), and the others the model
-reader knows, each with the keys of its published config.json that matter here.
+The configs: the published ones the pages show (snippets/models/), the others the model
+reader knows, each with the keys of its published config.json that matter here, and, for every
+family described as data (iteragpu.models.recipe, `families/<type>.json`, read when the vectors
+are made, so a family added later is covered), small configs written under the family's own
+key names (its recipe's `aliases`), some of them refused. Each valid vector states what the
+reader read (`reading`: KV heads, head size, every layer's kind, active and float32 parameters).
+
+`expression_vectors` are the recipe expressions' own vectors: an expression, the values it
+reads and what `iteragpu.models.recipe.Scope` makes of it (Python's repr of the value, or the
+refusal's reason and key), for sizer.js's evaluator.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from fractions import Fraction
+from functools import cache
 from pathlib import Path
 from typing import Any, Final
+from unittest import mock
 
 from iteragpu.core.numbers import InputError
+from iteragpu.models import recipe as recipes
+from iteragpu.models.config import MlaConfig
+from iteragpu.models.errors import ConfigError
 from iteragpu.models.model import size_model
+from iteragpu.models.parameters import recipe_counts
 
 ROOT: Final = Path(__file__).resolve().parents[3]
 SNIPPET_CONFIGS: Final = ROOT / "snippets" / "models"
@@ -152,6 +169,11 @@ CONFIGS: Final[dict[str, dict[str, Any]]] = {
         "text_config": {**SMALL, "model_type": None, "dtype": None},
         "torch_dtype": "float16",
     },
+    # LlamaConfig's vocab_size and intermediate_size when a config leaves them out (the recipe's
+    # defaults, which count_parameters reads).
+    "llama-default-sizes": {
+        k: v for k, v in SMALL.items() if k not in ("vocab_size", "intermediate_size")
+    },
 }
 
 # Configs the reader refuses, each with the reason code of its one-line message.
@@ -161,7 +183,8 @@ BAD_CONFIGS: Final[dict[str, str]] = {
     "jamba": json.dumps({**SMALL, "model_type": "jamba"}),
     "mamba-key": json.dumps({**SMALL, "mamba_d_state": 16}),
     "nested-state": json.dumps({"model_type": "x", "text_config": SMALL, "ssm_cfg": {}}),
-    "gpt2": json.dumps({**SMALL, "model_type": "gpt2"}),
+    # An encoder: no decoder family (GPT-2, refused once, is now described as data).
+    "bert": json.dumps({**SMALL, "model_type": "bert"}),
     "no-model-type": json.dumps({k: v for k, v in SMALL.items() if k != "model_type"}),
     "no-heads": json.dumps({k: v for k, v in SMALL.items() if k != "num_attention_heads"}),
     "float-layers": json.dumps(SMALL).replace('"num_hidden_layers": 6', '"num_hidden_layers": 6.0'),
@@ -179,8 +202,8 @@ BAD_CONFIGS: Final[dict[str, str]] = {
     ),
     "text-config-list": json.dumps({"model_type": "llava", "text_config": []}),
     "tie-yes": json.dumps({**SMALL, "tie_word_embeddings": "yes"}),
-    "no-vocab": json.dumps({k: v for k, v in SMALL.items() if k != "vocab_size"}),
-    "no-intermediate": json.dumps({k: v for k, v in SMALL.items() if k != "intermediate_size"}),
+    "null-vocab": json.dumps({**SMALL, "vocab_size": None}),
+    "null-intermediate": json.dumps({**SMALL, "intermediate_size": None}),
     "unknown-dtype": json.dumps({**SMALL, "dtype": "float4_e2m1"}),
     "nan-window": json.dumps({**MISTRAL_7B_V01, "sliding_window": float("nan")}),
     "mla-zero-rank": json.dumps({**DEEPSEEK_V2_LITE, "kv_lora_rank": 0}),
@@ -213,8 +236,49 @@ def _exact(value: Fraction) -> str:
     return str(value.numerator) if value.denominator == 1 else f"{value}"
 
 
+@contextmanager
+def _one_folder() -> Iterator[None]:
+    """Every config `sized` reads written in one temporary folder, and each answer kept for the
+    while (a folder per config, even a file, costs more than sizing it)."""
+    global _FOLDER
+    if _FOLDER is not None:
+        yield
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        _FOLDER = Path(folder)
+        try:
+            yield
+        finally:
+            _FOLDER = None
+            _ANSWERS.clear()
+            _WRITTEN.clear()
+
+
+_FOLDER: Path | None = None
+# The answers of `sized` within `_one_folder`, by text and options, and the text its file holds.
+_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {}
+_WRITTEN: dict[Path, str] = {}
+_PACKAGED_RECIPE: Final = recipes.recipe
+
+
 def sized(text: str, options: dict[str, Any]) -> dict[str, Any]:
     """What `iteragpu model CONFIG` answers for the config `text` with `options`."""
+    if _FOLDER is None:
+        with _one_folder():
+            return sized(text, options)
+    # Only the packaged families' answers are kept (extra_families changes the reader).
+    packaged = recipes.recipe is _PACKAGED_RECIPE
+    memo = (text, json.dumps(options, sort_keys=True))
+    if packaged and memo in _ANSWERS:
+        return copy.deepcopy(_ANSWERS[memo])
+    answer = _sized(text, options)
+    if packaged:
+        _ANSWERS[memo] = answer
+    return copy.deepcopy(answer)
+
+
+def _sized(text: str, options: dict[str, Any]) -> dict[str, Any]:
+    assert _FOLDER is not None
     settings: dict[str, Any] = {
         "tokens": int(options["tokens"]),
         "sequences": int(options.get("sequences", "1")),
@@ -226,18 +290,31 @@ def sized(text: str, options: dict[str, Any]) -> dict[str, Any]:
         settings["kv_bytes_per_value"] = Fraction(options["kv_bytes_per_value"])
     if "bits" in options:
         settings["bits"] = Fraction(options["bits"])
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "config.json"
+    path = _FOLDER / "config.json"
+    if _WRITTEN.get(path) != text:
         path.write_text(text, "utf-8")
-        try:
-            sizing = size_model(path, **settings)
-        except InputError as error:
-            key = error.values.get("key")
-            return {"valid": False, "reason": error.reason, "key": key, "error": str(error)}
+        _WRITTEN[path] = text
+    try:
+        sizing = size_model(path, **settings)
+    except InputError as error:
+        key = error.values.get("key")
+        return {"valid": False, "reason": error.reason, "key": key, "error": str(error)}
     kv = sizing.kv
+    config = sizing.config
+    counts = recipe_counts(config)
     return {
         "valid": True,
-        "model_type": sizing.config.model_type,
+        "model_type": config.model_type,
+        # What the reader read, beside what it sized.
+        "reading": {
+            "kv_heads": config.kv_heads,
+            "head_dim": config.head_dim,
+            "layer_kinds": list(config.layer_kinds),
+            "sliding_window": config.sliding_window,
+            # The recipe's (None and 0 for a family counted by hand).
+            "active_parameters": None if counts is None else counts.active,
+            "float32_parameters": 0 if counts is None else counts.float32,
+        },
         "parameters": sizing.weights.parameters,
         "weights_bits": _exact(sizing.weights.bits or Fraction(0)),
         "weights_bytes": _exact(sizing.weights.byte_count),
@@ -263,14 +340,489 @@ def sized(text: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def config_vectors() -> list[dict[str, Any]]:
-    """Every config with every option set, then every refused config with the defaults."""
-    vectors = [
-        {"name": name, "text": text, "options": options, "expected": sized(text, options)}
-        for name, text in config_texts().items()
-        for options in OPTIONS
-    ]
-    vectors += [
-        {"name": name, "text": text, "options": OPTIONS[0], "expected": sized(text, OPTIONS[0])}
-        for name, text in BAD_CONFIGS.items()
-    ]
+    """Every config with every option set, then every refused config with the defaults, then
+    the families' configs (`family_vectors`) and the expressions' (`expression_vectors`).
+    Made once per process (the families' take seconds), each call given its own copy."""
+    vectors: list[dict[str, Any]] = json.loads(_config_vectors_text())
+    return vectors
+
+
+@cache
+def _config_vectors_text() -> str:
+    with _one_folder():
+        vectors = [
+            {"name": name, "text": text, "options": options, "expected": sized(text, options)}
+            for name, text in config_texts().items()
+            for options in OPTIONS
+        ]
+        vectors += [
+            {"name": name, "text": text, "options": OPTIONS[0], "expected": sized(text, OPTIONS[0])}
+            for name, text in BAD_CONFIGS.items()
+        ]
+        vectors += family_vectors()
+    return json.dumps(vectors + expression_vectors())
+
+
+# ---------------------------------------------------------------------------------------------
+# The families described as data: small configs of every recipe, under the family's own names
+# ---------------------------------------------------------------------------------------------
+
+FAMILY_PREFIX: Final = "family-"
+# The options a family's configs are sized with: the config's dtype, then bits and MLA per head.
+FAMILY_OPTIONS: Final = (OPTIONS[0], OPTIONS[4])
+FAMILY_LAYERS: Final = 6
+# The keys the reader never defaults, and those a config's attention is stated with.
+READ_KEYS: Final = ("num_hidden_layers", "num_attention_heads", "hidden_size")
+ATTENTION_KEYS: Final = ("num_key_value_heads", "head_dim")
+# The keys the reader itself reads (iteragpu.models.config), beside those a recipe reads.
+READER_KEYS: Final = frozenset(
+    {
+        *READ_KEYS,
+        *ATTENTION_KEYS,
+        "vocab_size",
+        "intermediate_size",
+        "tie_word_embeddings",
+        "attention_bias",
+        "mlp_bias",
+        "sliding_window",
+        "use_sliding_window",
+        "max_window_layers",
+        "sliding_window_pattern",
+        "layer_types",
+        *MlaConfig.__annotations__,
+    }
+)
+
+# A family of the vectors' own (no recipe file holds it): DBRX-like nested keys read through
+# dotted aliases, a float32 router, routed experts of a per-layer width, layer terms on
+# conditions, and a sliding pattern: what no packaged recipe may yet use. Its configs carry it
+# (`families`), and Python sizes them with it as if it were a file of families/.
+DOTTED_FAMILY: Final[dict[str, Any]] = {
+    "about": "A family of the sizer's vectors only, DBRX-like: nested keys, routed experts.",
+    "aliases": {
+        "hidden_size": "d_model",
+        "num_attention_heads": "n_heads",
+        "num_hidden_layers": "n_layers",
+        "num_key_value_heads": "attn_config.kv_n_heads",
+        "num_local_experts": "ffn_config.moe_num_experts",
+        "num_experts_per_tok": "ffn_config.moe_top_k",
+        "intermediate_size": "ffn_config.ffn_hidden_size",
+    },
+    "defaults": {
+        "vocab_size": 100,
+        "num_key_value_heads": None,
+        "num_local_experts": 4,
+        "num_experts_per_tok": 1,
+        "intermediate_size": 32,
+        "tie_word_embeddings": False,
+        "layer_widths": None,
+        "window_every": 3,
+        "sliding_window": None,
+    },
+    "derived": {
+        "num_key_value_heads": "num_attention_heads",
+        "head_dim": "hidden_size // num_attention_heads",
+    },
+    "let": {
+        "kv_width": "num_key_value_heads * head_dim",
+        "widths": "layer_widths or [intermediate_size]",
+    },
+    "embeddings": [{"name": "wte", "count": "vocab_size * hidden_size"}],
+    "layer": [
+        {"name": "attn.Wqkv", "count": "hidden_size * (hidden_size + 2 * kv_width)"},
+        {"name": "attn.out_proj", "count": "hidden_size * hidden_size"},
+        {"name": "router", "count": "num_local_experts * hidden_size", "dtype": "float32"},
+        {
+            "name": "experts",
+            "count": "num_local_experts * 3 * hidden_size * widths[min(layer, len(widths) - 1)]",
+            "routed": {"experts": "num_local_experts", "per_token": "num_experts_per_tok"},
+        },
+        {"name": "norms", "count": "2 * hidden_size"},
+        {"name": "gate", "count": "hidden_size", "when": "layer % 2 == 1 and layer not in [5, 7]"},
+    ],
+    "final": [
+        {"name": "norm_f", "count": "hidden_size"},
+        {"name": "lm_head", "count": "vocab_size * hidden_size", "when": "not tie_word_embeddings"},
+    ],
+    "layer_kind": (
+        "'sliding_attention' if sliding_window is not None and (layer + 1) % window_every "
+        "else 'full_attention'"
+    ),
+}
+DOTTED: Final[dict[str, Any]] = {
+    "model_type": "zz_dotted",
+    "d_model": 64,
+    "n_heads": 8,
+    "n_layers": 8,
+    "attn_config": {"kv_n_heads": 2},
+    "ffn_config": {"moe_num_experts": 4, "moe_top_k": 2, "ffn_hidden_size": 48},
+    "layer_widths": [16, 24, 32],
+    "sliding_window": 16,
+    "torch_dtype": "bfloat16",
+}
+DOTTED_CONFIGS: Final[dict[str, dict[str, Any]]] = {
+    "dotted": DOTTED,
+    "dotted-defaults": {k: DOTTED[k] for k in ("model_type", "d_model", "n_heads", "n_layers")}
+    | {"dtype": "float16"},
+    "dotted-not-nested": {**DOTTED, "attn_config": 2, "ffn_config": {"moe_top_k": 1}},
+    "dotted-top-k-above": {**DOTTED, "ffn_config": {"moe_top_k": 5}},
+    "dotted-width-text": {**DOTTED, "layer_widths": [16, "24"]},
+    "dotted-window-zero": {**DOTTED, "window_every": 0},
+}
+
+
+def _key(data: Mapping[str, Any], canonical: str) -> str:
+    """The family's own name of a canonical key (its recipe's `aliases`)."""
+    return str(data.get("aliases", {}).get(canonical, canonical))
+
+
+def _put(config: dict[str, Any], name: str, value: Any) -> None:
+    *parents, last = name.split(".")
+    for part in parents:
+        config = config.setdefault(part, {})
+    config[last] = value
+
+
+def _small_value(key: str) -> int:
+    """A small value for a key a recipe needs and does not default."""
+    if "vocab" in key:
+        return 1000
+    if "per_tok" in key or "top_k" in key:
+        return 2
+    if "expert" in key:
+        return 4
+    return 64
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _minimal(model_type: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the keys the reader never defaults (and a dtype), under the family's names; then a
+    small value for each key the family's recipe needs and does not default."""
+    kv = data.get("defaults", {}).get("num_key_value_heads")
+    heads = (2 * kv if kv <= 16 else kv) if _whole(kv) and kv > 0 else 8
+    config: dict[str, Any] = {"model_type": model_type, "torch_dtype": "bfloat16"}
+    for canonical, value in zip(READ_KEYS, (FAMILY_LAYERS, heads, 16 * heads), strict=True):
+        _put(config, _key(data, canonical), value)
+    for _ in range(8):
+        expected = sized(json.dumps(config), OPTIONS[0])
+        key = expected.get("key")
+        if expected["valid"] or expected["reason"] != "missing_key" or not key:
+            break
+        _put(config, _key(data, key), _small_value(key))
+    return config
+
+
+def family_configs(model_type: str) -> dict[str, dict[str, Any]]:
+    """Configs of a recipe's family, by name: the minimal one, the head tied or untied, the
+    family's boolean options flipped, its sizes stated otherwise than by default, a sliding
+    window, declared layer kinds; then some the reader refuses."""
+    described = recipes.recipe(model_type)
+    assert described is not None, model_type
+    data = described.data
+    defaults = data.get("defaults", {})
+    minimal = _minimal(model_type, data)
+    name = f"{FAMILY_PREFIX}{model_type}-"
+    configs = {f"{name}minimal": minimal}
+
+    tied = json.loads(json.dumps(minimal))
+    _put(tied, _key(data, "tie_word_embeddings"), not defaults.get("tie_word_embeddings", False))
+    configs[f"{name}tied-flipped"] = tied
+
+    flipped = json.loads(json.dumps(minimal))
+    for key, value in defaults.items():
+        if isinstance(value, bool) and key != "tie_word_embeddings":
+            _put(flipped, _key(data, key), not value)
+    configs[f"{name}options-flipped"] = flipped
+
+    sizes = json.loads(json.dumps(minimal))
+    skipped = {*READ_KEYS, *ATTENTION_KEYS, "sliding_window"}
+    for key, value in defaults.items():
+        if _whole(value) and key not in skipped:
+            _put(sizes, _key(data, key), value + 1)
+    heads = _read(minimal, data, "num_attention_heads")
+    if heads % 2 == 0:
+        _put(sizes, _key(data, "num_key_value_heads"), heads // 2)
+    _put(sizes, _key(data, "head_dim"), 24)
+    configs[f"{name}sizes-stated"] = sizes
+
+    window = json.loads(json.dumps(minimal))
+    _put(window, _key(data, "sliding_window"), 64)
+    configs[f"{name}window"] = window
+
+    declared = json.loads(json.dumps(window))
+    pattern = ["sliding_attention", "sliding_attention", "full_attention"]
+    declared["layer_types"] = pattern * (FAMILY_LAYERS // len(pattern))
+    configs[f"{name}declared-kinds"] = declared
+
+    no_layers = json.loads(json.dumps(minimal))
+    no_layers.pop(_key(data, "num_hidden_layers"), None)
+    configs[f"{name}no-layers"] = no_layers
+    # A default key of the recipe set to null, to text, to a negative number: the first of each
+    # that the reader refuses (a key it never reads is no refusal), those only the recipe reads
+    # first.
+    keys = sorted((k for k in defaults if k not in READ_KEYS), key=lambda k: k in READER_KEYS)
+    for label, bad in (("null", None), ("text", "x"), ("negative", -1)):
+        for key in keys:
+            config = json.loads(json.dumps(minimal))
+            _put(config, _key(data, key), bad)
+            if not sized(json.dumps(config), OPTIONS[0])["valid"]:
+                configs[f"{name}{label}-{key}"] = config
+                break
+    return configs
+
+
+def _read(config: Mapping[str, Any], data: Mapping[str, Any], canonical: str) -> Any:
+    value: Any = config
+    for part in _key(data, canonical).split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+@contextmanager
+def extra_families(families: Mapping[str, Mapping[str, Any]]) -> Iterator[None]:
+    """The reader with `families` as if each were a recipe file of families/."""
+    packaged = recipes.recipe
+
+    def recipe(model_type: str) -> recipes.Recipe | None:
+        if model_type in families:
+            return recipes.Recipe(model_type, families[model_type])
+        return packaged(model_type)
+
+    with mock.patch.object(recipes, "recipe", recipe):
+        yield
+
+
+def family_vectors() -> list[dict[str, Any]]:
+    """Every recipe's configs (`family_configs`), then the vectors' own family's: valid ones at
+    each of FAMILY_OPTIONS, refused ones at the first."""
+    with _one_folder():
+        return _family_vectors()
+
+
+def _family_vectors() -> list[dict[str, Any]]:
+    vectors = []
+    named: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
+        config_name: (config, None)
+        for model_type in recipes.recipe_types()
+        for config_name, config in family_configs(model_type).items()
+    }
+    families = {"zz_dotted": DOTTED_FAMILY}
+    for config_name, config in DOTTED_CONFIGS.items():
+        named[f"{FAMILY_PREFIX}{config_name}"] = (config, families)
+    for config_name, (config, own) in named.items():
+        text = json.dumps(config, indent=2)
+        with extra_families(own or {}):
+            first = sized(text, FAMILY_OPTIONS[0])
+            results = [first] + [sized(text, o) for o in FAMILY_OPTIONS[1:] if first["valid"]]
+        for options, expected in zip(FAMILY_OPTIONS, results, strict=False):
+            vector = {"name": config_name, "text": text, "options": options, "expected": expected}
+            if own is not None:
+                vector["families"] = own
+            vectors.append(vector)
+    return vectors
+
+
+# ---------------------------------------------------------------------------------------------
+# The recipe expressions' own vectors
+# ---------------------------------------------------------------------------------------------
+
+# The values the expressions read, as a config's JSON text: integers beyond 2^53, floats that
+# are not the double they read as (one beyond the largest: infinite).
+EXPRESSION_VALUES: Final = (
+    json.dumps(
+        {
+            "a": 7,
+            "b": -2,
+            "z": 0,
+            "t": True,
+            "f": False,
+            "n": None,
+            "s": "abc",
+            "q": "it's",
+            "l": [1, 2, 3],
+            "e": [],
+            "m": [[1, 2], [1, 3]],
+            "d": {"k": 5, "j": [4]},
+            "x": 2.5,
+            "big": 123456789012345678901234567890,
+            "g": 10**30 + 1,
+        }
+    )[:-1]
+    + ', "w": 1e30, "h": 9007199254740993.0, "y": 1.7976931348623159e308, "v": 1E-5}'
+)
+EXPRESSIONS: Final = (
+    # integers, floored division and modulo of negatives, booleans as 0 and 1
+    "a + b * 3 - -a",
+    "(a + b) * (a - b)",
+    "a // 2",
+    "-a // 2",
+    "a // b",
+    "-a // b",
+    "a % 3",
+    "-a % 3",
+    "a % b",
+    "-a % b",
+    "b % a",
+    "t + t",
+    "t * a - f",
+    "-t",
+    "1_000 * a",
+    "big * big + 1",
+    "big // a % 1000",
+    "a // z",
+    "a % f",
+    "a * n",
+    "s + s",
+    "l * 2",
+    "d * 2",
+    "x * 2",
+    "a + (b - n) * 2",
+    "a - (b - c)",
+    # comparisons, chained, with is, in, not in
+    "a > b",
+    "b < z < a",
+    "z < a < b",
+    "a == 7 == a",
+    "t == 1",
+    "f == 0 != t",
+    "n is None",
+    "n is not None",
+    "a is None",
+    "t is True",
+    "2 in l",
+    "t in l",
+    "4 not in l",
+    "'b' in s",
+    "'k' in d",
+    "5 in d",
+    "a in s",
+    "a in n",
+    "l in d",
+    "[1, 2] < [1, 3]",
+    "[1, 2] < [1]",
+    "m[0] < m[1]",
+    "s < 'abd'",
+    "x > 2",
+    "x == 2.5",
+    "w < g",
+    "w > g",
+    "h == 9007199254740992",
+    "h == 9007199254740993",
+    "y > big * big",
+    "min(x, a)",
+    "max(x, 3)",
+    "[w, h, y, v]",
+    "a < s",
+    "n < a",
+    "[n] < [a]",
+    "not a == b",
+    # and, or, not: the value that decided
+    "a and b",
+    "z and b",
+    "z or n",
+    "n or e or s",
+    "e or [a]",
+    "not z",
+    "not l and a",
+    "a if t else b",
+    "a if e else b if n else s",
+    "(a if f else b) * 2",
+    # calls, subscripts, lists
+    "min(a, b)",
+    "max(a, b, z)",
+    "min(l)",
+    "max(s)",
+    "min(t, 1)",
+    "max(1, t)",
+    "len(l) + len(s) + len(d)",
+    "len(q)",
+    "l[0] + l[-1]",
+    "l[t]",
+    "l[3]",
+    "l[-4]",
+    "s[1]",
+    "d['k']",
+    "d['j'][0]",
+    "d['x']",
+    "d[0]",
+    "n[0]",
+    "a[0]",
+    "l['a']",
+    "e[min(a, len(e) - 1)]",
+    "[a, b, [s]]",
+    "(a, b)",
+    "[]",
+    "min(e)",
+    "min(a, s)",
+    "len(a)",
+    "missing + 1",
+    "a + missing",
+    "d",
+    "q",
+    "x",
+    "'x' 'y'",
+    '"don\'t"',
+    "b if a > b and not (l[0] == 2 or len(s) < 3) else -b",
+    "min(a * 2, max(l) + big // big)",
+    # the key of a failed expression: its node as ast.unparse writes it, cut at 60 characters
+    "a + b * n",
+    "(a + b) * n",
+    "a - (b - n) - (a - n)",
+    "n - (a - b)",
+    "(a - b) - n",
+    "n * (a // b) % 2",
+    "n // (a * b)",
+    "--a * n",
+    "(a if t else b) * n",
+    "(a + b) * 2 < s",
+    "-(a + b) < n",
+    "(not a) < s",
+    "(a and b) < s",
+    "b < a < s",
+    "l[0] < (a or s) < s",
+    "d['j'] < [s]",
+    "'it\\'s' < a",
+    "(l + l)[0]",
+    "d['j'][1]",
+    "[a, (b, s)][1][0]",
+    "[a, (b, s)][5]",
+    "(a,)[1]",
+    "x[0]",
+    "l[len(l)]",
+    "a + a + a + a + a + a + a + a + a + a + a + a + a + a + a + a < s",
+    "[a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a]",
+    # what Python cannot evaluate (its own TypeError or ValueError): no vector
+    "min(a, s)",
+    "len(a)",
+    "-n",
+)
+
+
+def expression_vectors() -> list[dict[str, Any]]:
+    """Each expression of EXPRESSIONS over EXPRESSION_VALUES, evaluated and read as a count."""
+    values = json.loads(EXPRESSION_VALUES)
+    vectors = []
+    for expression in EXPRESSIONS:
+        for count in (False, True):
+            scope = recipes.Scope(values, "config.json")
+            try:
+                value = scope.count(expression) if count else scope.evaluate(expression)
+            except ConfigError as error:
+                expected = {"valid": False, "reason": error.reason, "key": error.values.get("key")}
+            except (TypeError, ValueError):
+                continue  # Python's own error, no refusal: no recipe may hold it
+            else:
+                expected = {"valid": True, "repr": repr(value)}
+            vectors.append(
+                {
+                    "name": "expression",
+                    "expression": expression,
+                    "values": EXPRESSION_VALUES,
+                    "count": count,
+                    "expected": expected,
+                }
+            )
     return vectors

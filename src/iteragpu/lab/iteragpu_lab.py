@@ -181,18 +181,18 @@ MESSAGES = {
     "modules_kept_at_another_precision": "modul yang disimpan pada presisi lain",
     "note_weights_only": "Bobot saja, dengan penyimpanan dense yang seragam: aktivasi, "
     "gradien, cache KV, dan status optimizer tidak dihitung.",
-    "note_reserve": "Margin adalah hipotesis, bukan bukti bahwa beban muat dalam rentang ini.",
+    "note_reserve": "Margin adalah asumsi, bukan bukti bahwa beban muat dalam rentang ini.",
     "note_quantized": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
     "pada presisi lain tidak dihitung.",
     "parameters_not_positive": "jumlah parameter harus bilangan bulat positif: {value!r}",
     "bits_not_positive": "jumlah bit per nilai harus lebih besar dari 0: {value}",
     "reserve_negative": "margin tidak boleh negatif: {value}",
-    "label_platform": "platform",
-    "label_seed": "seed",
+    "label_platform": "Platform",
+    "label_seed": "Seed",
     "not_installed": "tidak terpasang",
     "build_cuda": "(CUDA build-nya)",
-    "label_allocator_backend": "backend alokator",
-    "label_import_warning": "peringatan impor PyTorch",
+    "label_allocator_backend": "Backend alokator",
+    "label_import_warning": "Peringatan impor PyTorch",
     "no_visible_gpu": "tidak ada GPU yang terlihat",
     "notebook_device_line": "{name}, total {total} B, compute capability {capability}, UUID {uuid}",
     "notebook_not_a_gpu": "perangkat {device} bukan GPU; hasil CPU bukan pengukuran GPU",
@@ -231,8 +231,8 @@ MESSAGES = {
 # 구하고, 행을 비교할 때 한 번만 변환합니다. GB 값과 GiB 값을 한 합계 안에 섞지 않습니다.
 #
 # 각각 2바이트(16비트)로 저장된 70억 개의 파라미터는 14,000,000,000바이트, 즉 14 GB 또는 약 13.04
-# GiB를 차지합니다. 여기에 4 GiB의 여유분을 더하면 약 17.04 GiB가 됩니다. 이 합계는 준비 가설일
-# 뿐이며, 부하가 이 범위 안에 들어간다는 것을 증명하지 않습니다.
+# GiB를 차지합니다. 여기에 4 GiB의 여유분을 더하면 약 17.04 GiB가 됩니다. 이 합계는 준비 단계에서
+# 세운 가정일 뿐이며, 부하가 이 범위 안에 들어간다는 것을 증명하지 않습니다.
 #
 # 이 계산에는 활성화, 그래디언트, KV 캐시, 옵티마이저 상태가 포함되지 않습니다. 소수 값은 정확한
 # 분수에서 계산해 소수 둘째 자리에서 반올림합니다. 합계도 반올림된 값끼리 더하지 않고 정확한
@@ -247,7 +247,7 @@ MESSAGES = {
 #
 # Tujuh miliar parameter yang masing-masing disimpan dalam dua byte (16 bit) mewakili
 # 14.000.000.000 byte: 14 GB, atau sekitar 13,04 GiB. Menambahkan margin 4 GiB menghasilkan
-# sekitar 17,04 GiB. Jumlah ini hanyalah hipotesis persiapan; ia tidak membuktikan bahwa suatu
+# sekitar 17,04 GiB. Jumlah ini hanyalah asumsi perencanaan; ia tidak membuktikan bahwa suatu
 # beban akan muat dalam amplop tersebut.
 #
 # Perhitungan ini tidak mencakup aktivasi, gradien, cache KV, maupun status optimizer. Nilai

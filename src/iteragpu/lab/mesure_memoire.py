@@ -1477,10 +1477,11 @@ def run_protocol(
                 break
             peak = record["peak_allocated_bytes"]
             duration = record["duration_ns"]
+            not_read = say(lang, "value_not_read")
             milliseconds = (
-                "null" if duration is None else local_number(Exact(duration, 10**6), lang, 3)
+                not_read if duration is None else local_number(Exact(duration, 10**6), lang, 3)
             )
-            peak_text = "null" if peak is None else format_bytes(peak, lang)
+            peak_text = not_read if peak is None else format_bytes(peak, lang)
             progress(f"{step}: " + say(lang, "phase_ok", ms=milliseconds, peak=peak_text))
     except KeyboardInterrupt as exc:  # between two phases: the phases read so far are kept
         stopped = plan[min(len(phases), len(plan) - 1)]  # the phase that did not start
@@ -1942,13 +1943,15 @@ def _describe_device(
 def format_environment_text(env: dict[str, Any], lang: str = SOURCE_LANGUAGE) -> str:
     """The `environment` report in `lang`."""
 
-    def show(value: Any) -> str:
+    # A value that is None is said in words (the JSON keeps null): a figure that could not be
+    # read, a variable that is not set, a build without that backend.
+    def show(value: Any, absent: str = "value_not_read") -> str:
         if isinstance(value, bool):
             return say(lang, "yes" if value else "no")
-        return "null" if value is None else str(value)
+        return say(lang, absent) if value is None else str(value)
 
     def number(value: int | None) -> str:
-        return "null" if value is None else local_number(value, lang)
+        return say(lang, "value_not_read") if value is None else local_number(value, lang)
 
     def read(value: str | None, source: str | None) -> str:
         return show(value) if source is None else f"{value} {say(lang, 'read_from', source=source)}"
@@ -1957,12 +1960,14 @@ def format_environment_text(env: dict[str, Any], lang: str = SOURCE_LANGUAGE) ->
     driver = env["driver"]
     allocator = env["allocator"]
     caching = allocator["caching_disabled_reason"]
+    # An installed PyTorch without a CUDA (or HIP) version is a build without that backend.
+    build = "value_not_in_build" if t["installed"] else "value_not_read"
     rows = [
         ("Python", f"{env['python']['version']} ({env['python']['implementation']})"),
         (say(lang, "label_platform"), show(env["platform"]["description"])),
         ("PyTorch", show(t["version"]) if t["installed"] else say(lang, "not_installed")),
-        ("torch.version.cuda", show(t["cuda"]) + " " + say(lang, "build_cuda")),
-        ("torch.version.hip", show(t["hip"])),
+        ("torch.version.cuda", show(t["cuda"], build) + " " + say(lang, "build_cuda")),
+        ("torch.version.hip", show(t["hip"], build)),
         (say(lang, "label_driver"), read(driver["version"], driver["version_source"])),
         (
             say(lang, "label_driver_cuda"),
@@ -1978,9 +1983,9 @@ def format_environment_text(env: dict[str, Any], lang: str = SOURCE_LANGUAGE) ->
         ),
         (say(lang, "label_seed"), str(env["seed"])),
     ]
-    rows += [(k, show(v)) for k, v in allocator["settings"].items()]
-    rows += [(k, show(v)) for k, v in env["blas_workspace"].items()]
-    rows += [(k, show(v)) for k, v in env["visible_devices"].items()]
+    rows += [(k, show(v, "variable_not_set")) for k, v in allocator["settings"].items()]
+    rows += [(k, show(v, "variable_not_set")) for k, v in env["blas_workspace"].items()]
+    rows += [(k, show(v, "variable_not_set")) for k, v in env["visible_devices"].items()]
     for d in env["devices"]:
         line = say(
             lang,
@@ -2772,7 +2777,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "too_many_digits": "숫자가 너무 깁니다(최대 {limit}자리): {text}",
         "exponent_out_of_range": "지수가 범위를 벗어났습니다(-{limit}..{limit}): {text}",
         "ambiguous_separator": "모호한 숫자입니다: {text}. 세 자리 앞의 ',' 또는 '.'는 소수점일 "
-        "수도, 천 단위 구분일 수도 있습니다. 정수라면 {whole}, 소수라면 {decimal}로 쓰세요",
+        "수도, 천 단위 구분일 수도 있습니다. 정수라면 {whole}, 소수라면 {decimal}처럼 쓰세요",
         "not_count": "7e9, 7B, 1.5B 같은 양의 정수여야 합니다(소수점은 '.', 자릿수는 '_'로 묶거나 "
         "묶지 않음): {text}",
         "ambiguous_suffix": "모호한 숫자입니다: {text}. {decimal_reading}({suffix} = "
@@ -2834,6 +2839,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         # environment
         "yes": "예",
         "no": "아니요",
+        "value_not_read": "읽지 못함",
+        "value_not_in_build": "없음",
+        "variable_not_set": "설정되지 않음",
         "label_platform": "플랫폼",
         "not_installed": "설치되지 않음",
         "build_cuda": "(빌드의 CUDA)",
@@ -2871,7 +2879,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "gpu_query_failed": "GPU를 조회할 수 없습니다: {error}",
         "no_visible_gpu": "보이는 GPU가 없습니다",
         "properties_not_read": "{device}의 속성을 읽지 못했습니다: {error}",
-        "mem_get_info_not_read": "{device}의 mem_get_info를 읽지 못했습니다: {error}",
+        "mem_get_info_not_read": "{device}의 torch.cuda.mem_get_info()를 읽지 못했습니다: {error}",
         "cpu_only_build": "PyTorch {version}: CPU 전용 빌드입니다(CUDA나 HIP/ROCm 없음). 측정할 "
         "GPU가 없습니다",
         "sees_no_gpu": "PyTorch {version}: GPU가 보이지 않습니다"
@@ -3044,7 +3052,7 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "modules_kept_at_another_precision": "modul yang disimpan pada presisi lain",
         "note_weights_only": "Bobot saja, dengan penyimpanan dense yang seragam: aktivasi, "
         "gradien, cache KV, dan status optimizer tidak dihitung.",
-        "note_reserve": "Margin adalah hipotesis, bukan bukti bahwa beban muat dalam rentang ini.",
+        "note_reserve": "Margin adalah asumsi, bukan bukti bahwa beban muat dalam rentang ini.",
         "note_quantized": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
         "pada presisi lain tidak dihitung.",
         "rounding_rule": "*_gb dan *_gib adalah desimal eksak; *_bytes dibulatkan ke atas ke byte "
@@ -3078,27 +3086,30 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         # environment
         "yes": "ya",
         "no": "tidak",
-        "label_platform": "platform",
+        "value_not_read": "tidak terbaca",
+        "value_not_in_build": "tidak ada",
+        "variable_not_set": "tidak diatur",
+        "label_platform": "Platform",
         "not_installed": "tidak terpasang",
         "build_cuda": "(CUDA build-nya)",
-        "label_driver": "driver",
+        "label_driver": "Driver",
         "read_from": "(dibaca dari {source})",
         "label_driver_cuda": "CUDA driver",
-        "label_allocator_backend": "backend alokator",
-        "label_allocator_settings": "pengaturan alokator yang berlaku",
-        "label_caching": "alokator cache",
+        "label_allocator_backend": "Backend alokator",
+        "label_allocator_settings": "Pengaturan alokator yang berlaku",
+        "label_caching": "Alokator cache",
         "bypassed": "dilewati: {reason}",
-        "label_seed": "seed",
+        "label_seed": "Seed",
         "device_line": "{name}, total {total} B, compute capability {capability}, UUID {uuid}, "
         "PCI {pci}",
         "device_arch": ", arsitektur {arch}",
         "device_free": ", memori bebas {free} dari {total} B",
         "nvml_line": "{name}, UUID {uuid}, PCI {pci}, total {total} B",
-        "label_requested": "perangkat yang diminta, {device}",
+        "label_requested": "Perangkat yang diminta, {device}",
         "can_be_measured": "dapat diukur",
         "cannot_be_measured": "tidak dapat diukur",
-        "label_import_warning": "peringatan impor PyTorch",
-        "label_missing": "tidak tersedia",
+        "label_import_warning": "Peringatan impor PyTorch",
+        "label_missing": "Tidak tersedia",
         "torch_not_installed": "PyTorch tidak terpasang ({error})",
         "nvml_not_importable": "nvidia-ml-py (pynvml) tidak dapat diimpor: {error}",
         "nvml_not_initialised": "NVML tidak dapat diinisialisasi: {error}",
@@ -3115,7 +3126,7 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "gpu_query_failed": "GPU tidak dapat dikueri: {error}",
         "no_visible_gpu": "tidak ada GPU yang terlihat",
         "properties_not_read": "properti {device} tidak terbaca: {error}",
-        "mem_get_info_not_read": "mem_get_info {device} tidak terbaca: {error}",
+        "mem_get_info_not_read": "torch.cuda.mem_get_info() untuk {device} tidak terbaca: {error}",
         "cpu_only_build": "PyTorch {version} adalah build khusus CPU (tanpa CUDA atau HIP/ROCm): "
         "tidak ada GPU untuk diukur",
         "sees_no_gpu": "PyTorch {version} tidak melihat GPU (torch.cuda.is_available() bernilai "

@@ -13,6 +13,9 @@
  *   such terms; so `lunr.Index.prototype.search` is replaced: each word keeps Material's prefix
  *   clause and gains exact clauses for its pieces, their analysis, and the glossary terms of which
  *   it is a synonym.
+ * - Both: a count written with a suffix or a number word (`70B`, `Llama-3-70B`, 70억, 7 miliar)
+ *   is also indexed and looked for as one written form (`7b` for 70억 and 7 miliar), and a number
+ *   format's short name meets its long one (`bf16` is `bfloat16`, `fp16` is `float16`).
  */
 (function (lunr) {
   "use strict"
@@ -59,12 +62,83 @@
     }
   }
 
+  // Counts and number formats, as the build's data names them for the language: the CLI's
+  // count suffixes (k, m, b, t, with their exponents of ten), the language's number words
+  // (억, miliar) and decimal sign, the short names of number formats (bf for bfloat).
+  const COUNT_SUFFIXES = new Map(Object.entries(data.counts.suffixes))
+  const NUMBER_WORDS = new Map(Object.entries(data.counts.words))
+  const DECIMAL = data.counts.decimal
+  const FORMAT_NAMES = Object.entries(data.formats)
+  const SUFFIX_OF = new Map([...COUNT_SUFFIXES].map(([suffix, exponent]) => [exponent, suffix]))
+  const EXPONENTS = [...SUFFIX_OF.keys()].sort((a, b) => b - a)
+  const WRITTEN_COUNT = /^([0-9]+(?:[.,][0-9]+)?)(\p{L}+)$/u
+  const FORMAT = /^(\p{L}+)([0-9]+)$/u
+  const MARKS = /^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu
+
+  // A count as the CLI's suffixes write it (`7b` for 7 × 10^9, `1.5b`, `70m`, `700k`), from
+  // digits with at most one decimal point and an exponent of ten; null below the smallest suffix.
+  function countTerm(digits, exponent) {
+    const [whole, fraction = ""] = digits.split(".")
+    let n = BigInt(whole + fraction)
+    let e = exponent - fraction.length
+    if (n === 0n) return null
+    while (n % 10n === 0n) { n /= 10n; e++ }
+    const text = n.toString()
+    const unit = EXPONENTS.find(u => text.length - 1 + e >= u)
+    if (unit === undefined) return null
+    const shift = e - unit
+    const mantissa = shift >= 0 ? text + "0".repeat(shift)
+      : `${text.slice(0, text.length + shift)}.${text.slice(text.length + shift)}`
+    return mantissa + SUFFIX_OF.get(unit)
+  }
+
+  // A figure of the language's prose (Indonesian `1,5` and `1.000`, Korean `1.5` and `1,000`)
+  // before a number word, as digits with a decimal point; null when it reads as no number.
+  function spelledCount(figure, word) {
+    if (!NUMBER_WORDS.has(word)) return null
+    const [whole, fraction, ...rest] = figure.replace(MARKS, "").split(DECIMAL)
+    if (rest.length || !/^[0-9]{1,3}(?:[.,][0-9]{3})*$|^[0-9]+$/.test(whole)) return null
+    if (fraction !== undefined && !/^[0-9]+$/.test(fraction)) return null
+    const digits = whole.replace(/[.,]/g, "") + (fraction === undefined ? "" : `.${fraction}`)
+    return countTerm(digits, NUMBER_WORDS.get(word))
+  }
+
+  // The other written forms of one piece: a count with its suffix or number word (`70b`,
+  // `1.5b`, `70억` are `70b`, `1.5b`, `7b`), a number format's name (`bf16` and `bfloat16`).
+  function notations(piece) {
+    const count = WRITTEN_COUNT.exec(piece)
+    if (count) {
+      const [, figure, unit] = count
+      if (COUNT_SUFFIXES.has(unit)) return [countTerm(figure.replace(",", "."), COUNT_SUFFIXES.get(unit))]
+      return [spelledCount(figure, unit)]
+    }
+    const format = FORMAT.exec(piece)
+    if (format) {
+      const [, name, bits] = format
+      for (const [short, long] of FORMAT_NAMES) {
+        if (name === short) return [long + bits]
+        if (name === long) return [short + bits]
+      }
+    }
+    return []
+  }
+
   // Every term a token is found by: itself, itself without the marks around it
-  // (`--need-gib`, `(측정)`), its pieces, their analysis.
+  // (`--need-gib`, `(측정)`), its pieces, their analysis, the other written forms of each.
   function forms(token) {
-    const found = [token, token.replace(/^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu, "")]
-    for (const piece of token.match(PIECE) || []) found.push(piece, ...analyze(piece))
+    const bare = token.replace(MARKS, "")
+    const found = [token, bare, ...notations(bare)]
+    for (const piece of token.match(PIECE) || []) {
+      const analysed = [piece, ...analyze(piece)]
+      found.push(...analysed, ...analysed.flatMap(notations))
+    }
     return [...new Set(found)].filter(form => form)
+  }
+
+  // The written form of the count that a figure makes with the word after it (`7` `miliar`,
+  // `70` `억`): indexed under the figure, and looked for when a reader types both.
+  function nextWordCount(figure, next) {
+    return next === undefined ? null : spelledCount(figure, next.replace(MARKS, ""))
   }
 
   // A piece's form for comparing it with a synonym's: its analysis where it has one.
@@ -81,10 +155,13 @@
 
   // Tokens repeat (a page says `memori` hundreds of times): each is analysed once.
   const formsOf = new Map()
-  function expand(token) {
+  function expand(token, at, tokens) {
     const text = token.toString()
     if (!formsOf.has(text)) formsOf.set(text, forms(text))
-    return formsOf.get(text).map(form => token.clone(() => form))
+    const found = formsOf.get(text)
+    const count = nextWordCount(text, tokens && tokens[at + 1] && tokens[at + 1].toString())
+    return (count && !found.includes(count) ? [...found, count] : found)
+      .map(form => token.clone(() => form))
   }
   lunr.Pipeline.registerFunction(expand, "iteragpu-" + data.code)
 
@@ -140,15 +217,18 @@
   function search(index, clauses, strict) {
     const typed = new Map()  // each word the reader typed -> the terms added for it
     const { OPTIONAL, REQUIRED, PROHIBITED } = lunr.Query.presence
+    const words = clauses.map(clause => clause.term.replace(/^\*|\*$/g, ""))
     const results = index.query(query => {
-      for (const clause of clauses) {
-        const word = clause.term.replace(/^\*|\*$/g, "")
+      for (const [at, clause] of clauses.entries()) {
+        const word = words[at]
         let presence = clause.presence
         if (strict && presence === OPTIONAL && FIGURE.test(word)) presence = REQUIRED
         if (!strict && presence === REQUIRED) presence = OPTIONAL
         query.clause({ ...clause, presence, usePipeline: false })
         if (presence === PROHIBITED) continue
         const added = forms(word).filter(form => form !== word)
+        const count = nextWordCount(word, words[at + 1])
+        if (count && !added.includes(count)) added.push(count)
         const pieces = new Set(word.match(PIECE) || [])
         for (const form of added) {
           // The pieces of a compound (`kv` of `--kv-heads`) say less than the compound.
@@ -159,11 +239,11 @@
         }
         typed.set(word, new Set(added))
       }
-      const words = [...typed.keys()]
-      for (const term of synonymTerms(words))
+      const typedWords = [...typed.keys()]
+      for (const term of synonymTerms(typedWords))
         for (const form of forms(term)) {
           query.term(form, { boost: SYNONYM_BOOST, usePipeline: false })
-          for (const word of words) typed.get(word).add(form)
+          for (const word of typedWords) typed.get(word).add(form)
         }
     })
     for (const { matchData } of results) {

@@ -14,6 +14,9 @@
  *   rounding      half up, away from zero             (iteragpu.core.numbers.round_half_up)
  *   formatting    grouped, with the locale's symbols given by Babel  (iteragpu.i18n.numbers)
  *   short list    statuses, reasons and rank of iteragpu.gpus.shortlist.shortlist(need_gib, days)
+ *   config.json   iteragpu.models.config and .parameters: the families described by hand, and
+ *                 those described as data (iteragpu.models.recipe; the page's `families`),
+ *                 whose expressions, a subset of Python, are evaluated here on BigInt
  *
  * DOM part: reads the state from the URL query, fills the form, recomputes on every input and
  * keeps the URL in step (history.replaceState). Every human text (labels, statuses, messages,
@@ -601,7 +604,8 @@
   }
 
   function isObject(value) {
-    return value !== null && typeof value === "object" && !Array.isArray(value) && !isFloat(value);
+    return value !== null && typeof value === "object" && !Array.isArray(value) &&
+      !isFloat(value) && !isBigInteger(value);
   }
 
   // Transformers 5.24's defaults per family, for the keys a saved config may omit.
@@ -682,12 +686,20 @@
   // Python's json reads `6.0`, `1e3`, NaN and Infinity as floats, which no count accepts;
   // JSON.parse reads `6.0` as 6. Such literals outside strings become a marker object first.
   var FLOAT_KEY = "\u0000float";
+  // An integer beyond 2^53, which JSON.parse would round, is kept as its digits (a marker object
+  // too): Python's json reads it exactly, and a family's recipe may compute with it.
+  var INTEGER_KEY = "\u0000integer";
+  var MAX_SAFE_INTEGER = 9007199254740991n;
   var JSON_TOKEN = /"(?:[^"\\]|\\[\s\S])*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|-?Infinity|NaN/g;
   var JSON_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
   var FLOAT_ZERO = /^-?0(?:\.0+)?(?:[eE][+-]?[0-9]+)?$/;
 
   function isFloat(value) {
     return value !== null && typeof value === "object" && has(value, FLOAT_KEY);
+  }
+
+  function isBigInteger(value) {
+    return value !== null && typeof value === "object" && has(value, INTEGER_KEY);
   }
 
   /** Python's truthiness of a JSON value. */
@@ -709,7 +721,12 @@
 
   function readJson(text) {
     var marked = text.replace(JSON_TOKEN, function (token) {
-      if (token.charAt(0) === '"' || JSON_INTEGER.test(token)) return token;
+      if (token.charAt(0) === '"') return token;
+      if (JSON_INTEGER.test(token)) {
+        var integer = BigInt(token);
+        if (integer <= MAX_SAFE_INTEGER && integer >= -MAX_SAFE_INTEGER) return token;
+        return "{" + JSON.stringify(INTEGER_KEY) + ":" + JSON.stringify(token) + "}";
+      }
       return "{" + JSON.stringify(FLOAT_KEY) + ":" + JSON.stringify(token) + "}";
     });
     try {
@@ -775,14 +792,21 @@
     if (stateFamily || keys.length > 0) refuse("recurrent_state", stateFamily ? modelType : keys[0]);
   }
 
-  /** How many layers slide, and their window (iteragpu.models.config._layer_kinds). */
-  function layerKinds(read, modelType, layers) {
+  /**
+   * How many layers slide, and their window (iteragpu.models.config._layer_kinds); `kinds`, each
+   * layer's kind, where the config declares them or a recipe (`recipe`, for a family described
+   * only as data) gives them.
+   */
+  function layerKinds(read, modelType, layers, recipe) {
     var qwen = modelType === "qwen2" || modelType === "qwen3";
-    var window = read.optionalPositive("sliding_window");
+    var window = recipe !== null && get(recipe, "window") !== null
+      ? recipeWindow(recipe, read)
+      : read.optionalPositive("sliding_window");
     if (qwen && !read.boolean("use_sliding_window")) window = null;
     var declared = get(read.raw, "layer_types");
     var sliding;
     var firstKind = null;
+    var kinds = null;
     if (declared !== null) {
       var names = Array.isArray(declared) && declared.every(function (k) {
         return typeof k === "string";
@@ -796,6 +820,7 @@
         return k === SLIDING;
       }).length);
       firstKind = declared[0];
+      kinds = declared.slice();
     } else if (modelType === "gemma2") {
       sliding = (layers + 1n) / 2n; // every even layer (0, 2, ...) slides
     } else if (modelType === "gemma3_text") {
@@ -809,11 +834,22 @@
     } else if (qwen) {
       var first = read.nonNegative("max_window_layers");
       sliding = window !== null && layers > first ? layers - first : 0n;
+    } else if (recipe !== null) {
+      kinds = recipeLayerKinds(recipe, read.raw, layers);
+      var unknownKinds = kinds.filter(function (k) {
+        return k !== FULL && k !== SLIDING;
+      }).sort();
+      if (unknownKinds.length > 0) refuse("unknown_layer_kind", unknownKinds[0]);
+      sliding = BigInt(kinds.filter(function (k) {
+        return k === SLIDING;
+      }).length);
     } else {
       sliding = window !== null ? layers : 0n;
     }
     if (sliding > 0n && window === null) refuse("no_window");
-    return { sliding: sliding, window: sliding > 0n ? window : null, firstKind: firstKind };
+    return {
+      sliding: sliding, window: sliding > 0n ? window : null, firstKind: firstKind, kinds: kinds,
+    };
   }
 
   function readMla(read, text) {
@@ -835,22 +871,974 @@
     };
   }
 
-  function parseDecoder(text, outer, outerType) {
+  // ------------------------------------------------------------------------------------------
+  // Families as data (iteragpu.models.recipe): the recipe of a family, from the page's data
+  // (`families`: docs/hooks.py sizer_data, each recipe with its base merged in), read as the
+  // Python reader reads it. Its expressions are the subset of Python the recipe module
+  // evaluates, here on BigInt: integers, booleans (0 and 1 in arithmetic), None, strings, names,
+  // + - * and Python's floored // and %, chained comparisons (is, is not, in, not in too), and,
+  // or, not, `x if c else y`, min, max, len, x[i], list literals. What the Python refuses with
+  // a ConfigError is refused with its reason and key (the key of a failed expression is its
+  // text as Python's ast.unparse writes it); what no recipe may hold is refused as bad_recipe.
+  // ------------------------------------------------------------------------------------------
+
+  var EXPRESSION_TOKEN =
+    /[ \t\r\n]*(?:([0-9](?:_?[0-9])*)|([A-Za-z_][A-Za-z0-9_]*)|('(?:[^'\\\n]|\\[\s\S])*'|"(?:[^"\\\n]|\\[\s\S])*")|(\/\/|==|!=|<=|>=|[-+*%<>()[\],]))/y;
+  var EXPRESSION_KEYWORDS = ["and", "or", "not", "if", "else", "is", "in", "None", "True", "False"];
+  var STRING_ESCAPES = record({
+    n: "\n", t: "\t", r: "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"',
+  });
+  // ast.unparse's precedences (Python's _Precedence), for the parentheses of a key's text.
+  var PRECEDENCE = {
+    tuple: 2, test: 4, or: 5, and: 6, not: 7, cmp: 8, arith: 13, term: 14, factor: 15, atom: 18,
+  };
+  var PARSED_EXPRESSIONS = Object.create(null);
+
+  function badRecipe(expression) {
+    refuse("bad_recipe", pyText(expression).slice(0, 60));
+  }
+
+  function tokenize(expression) {
+    var tokens = [];
+    var at = 0;
+    EXPRESSION_TOKEN.lastIndex = 0;
+    while (true) {
+      var rest = expression.slice(at);
+      if (/^[ \t\r\n]*$/.test(rest)) break;
+      EXPRESSION_TOKEN.lastIndex = at;
+      var match = EXPRESSION_TOKEN.exec(expression);
+      if (match === null) return null;
+      at = EXPRESSION_TOKEN.lastIndex;
+      if (match[1] !== undefined) {
+        // 1.5, 1e3, 0x10: a float or a literal no recipe holds.
+        if (/^[.A-Za-z0-9_]/.test(expression.slice(at))) return null;
+        tokens.push({ kind: "number", value: BigInt(match[1].replace(/_/g, "")) });
+      } else if (match[2] !== undefined) {
+        var keyword = EXPRESSION_KEYWORDS.indexOf(match[2]) >= 0;
+        tokens.push({ kind: keyword ? "keyword" : "name", value: match[2] });
+      } else if (match[3] !== undefined) {
+        tokens.push({ kind: "string", value: unquote(match[3]) });
+      } else {
+        tokens.push({ kind: "op", value: match[4] });
+      }
+    }
+    tokens.push({ kind: "end", value: null });
+    return tokens;
+  }
+
+  function unquote(literal) {
+    return literal.slice(1, -1).replace(/\\([\s\S])/g, function (whole, c) {
+      if (c === "\n") return "";
+      return has(STRING_ESCAPES, c) ? STRING_ESCAPES[c] : whole;
+    });
+  }
+
+  /** A recursive-descent parser of Python's grammar, for the subset: nodes as ast's. */
+  function ExpressionParser(tokens) {
+    this.tokens = tokens;
+    this.at = 0;
+  }
+
+  ExpressionParser.prototype.peek = function (offset) {
+    return this.tokens[Math.min(this.at + (offset || 0), this.tokens.length - 1)];
+  };
+
+  ExpressionParser.prototype.accept = function (kind, value) {
+    var token = this.peek();
+    if (token.kind !== kind || (value !== undefined && token.value !== value)) return null;
+    this.at += 1;
+    return token;
+  };
+
+  ExpressionParser.prototype.expect = function (kind, value) {
+    var token = this.accept(kind, value);
+    if (token === null) throw new SyntaxError("expression");
+    return token;
+  };
+
+  ExpressionParser.prototype.test = function () {
+    var body = this.boolean("or");
+    if (this.accept("keyword", "if") === null) return body;
+    var condition = this.boolean("or");
+    this.expect("keyword", "else");
+    return { t: "if", test: condition, body: body, orelse: this.test() };
+  };
+
+  ExpressionParser.prototype.boolean = function (op) {
+    var values = [op === "or" ? this.boolean("and") : this.not()];
+    while (this.accept("keyword", op) !== null) {
+      values.push(op === "or" ? this.boolean("and") : this.not());
+    }
+    return values.length === 1 ? values[0] : { t: "bool", op: op, values: values };
+  };
+
+  ExpressionParser.prototype.not = function () {
+    if (this.accept("keyword", "not") !== null) {
+      return { t: "unary", op: "not", operand: this.not() };
+    }
+    return this.comparison();
+  };
+
+  ExpressionParser.prototype.comparison = function () {
+    var left = this.arith();
+    var ops = [];
+    var comparators = [];
+    while (true) {
+      var token = this.peek();
+      var op = null;
+      if (token.kind === "op" && ["<", ">", "==", ">=", "<=", "!="].indexOf(token.value) >= 0) {
+        op = token.value;
+        this.at += 1;
+      } else if (token.kind === "keyword" && token.value === "in") {
+        op = "in";
+        this.at += 1;
+      } else if (token.kind === "keyword" && token.value === "not" &&
+        this.peek(1).kind === "keyword" && this.peek(1).value === "in") {
+        op = "not in";
+        this.at += 2;
+      } else if (token.kind === "keyword" && token.value === "is") {
+        this.at += 1;
+        op = this.accept("keyword", "not") !== null ? "is not" : "is";
+      }
+      if (op === null) break;
+      ops.push(op);
+      comparators.push(this.arith());
+    }
+    if (ops.length === 0) return left;
+    return { t: "compare", left: left, ops: ops, comparators: comparators };
+  };
+
+  ExpressionParser.prototype.arith = function () {
+    var node = this.term();
+    var token;
+    while ((token = this.accept("op", "+") || this.accept("op", "-")) !== null) {
+      node = { t: "binary", op: token.value, left: node, right: this.term() };
+    }
+    return node;
+  };
+
+  ExpressionParser.prototype.term = function () {
+    var node = this.factor();
+    var token;
+    var next = function (parser) {
+      return parser.accept("op", "*") || parser.accept("op", "//") || parser.accept("op", "%");
+    };
+    while ((token = next(this)) !== null) {
+      node = { t: "binary", op: token.value, left: node, right: this.factor() };
+    }
+    return node;
+  };
+
+  ExpressionParser.prototype.factor = function () {
+    var token = this.accept("op", "-") || this.accept("op", "+");
+    if (token !== null) return { t: "unary", op: token.value, operand: this.factor() };
+    var node = this.atom();
+    while (true) {
+      if (this.accept("op", "(") !== null) {
+        node = { t: "call", func: node, args: this.items(")") };
+      } else if (this.accept("op", "[") !== null) {
+        var index = this.test();
+        if (this.accept("op", ",") !== null) {
+          var elts = [index].concat(this.items("]"));
+          index = { t: "tuple", elts: elts };
+        } else {
+          this.expect("op", "]");
+        }
+        node = { t: "subscript", value: node, index: index };
+      } else {
+        return node;
+      }
+    }
+  };
+
+  /** Expressions separated by commas (one may trail) up to `close`, which is consumed. */
+  ExpressionParser.prototype.items = function (close) {
+    var elts = [];
+    while (this.accept("op", close) === null) {
+      elts.push(this.test());
+      if (this.accept("op", ",") === null) {
+        this.expect("op", close);
+        break;
+      }
+    }
+    return elts;
+  };
+
+  ExpressionParser.prototype.atom = function () {
+    var token = this.peek();
+    this.at += 1;
+    if (token.kind === "number") return { t: "constant", value: token.value };
+    if (token.kind === "name") return { t: "name", id: token.value };
+    if (token.kind === "string") {
+      var text = token.value;
+      while (this.peek().kind === "string") text += this.tokens[this.at++].value;
+      return { t: "constant", value: text };
+    }
+    if (token.kind === "keyword" && token.value === "None") return { t: "constant", value: null };
+    if (token.kind === "keyword" && token.value === "True") return { t: "constant", value: true };
+    if (token.kind === "keyword" && token.value === "False") return { t: "constant", value: false };
+    if (token.kind === "op" && token.value === "[") return { t: "list", elts: this.items("]") };
+    if (token.kind === "op" && token.value === "(") {
+      if (this.accept("op", ")") !== null) return { t: "tuple", elts: [] };
+      var inner = this.test();
+      if (this.accept("op", ",") !== null) {
+        return { t: "tuple", elts: [inner].concat(this.items(")")) };
+      }
+      this.expect("op", ")");
+      return inner;
+    }
+    throw new SyntaxError("expression");
+  };
+
+  /** Whether the expression reads the name `name`. */
+  function mentions(node, name) {
+    var any = function (nodes) {
+      return nodes.some(function (n) {
+        return mentions(n, name);
+      });
+    };
+    switch (node.t) {
+      case "name": return node.id === name;
+      case "constant": return false;
+      case "binary": return any([node.left, node.right]);
+      case "unary": return mentions(node.operand, name);
+      case "if": return any([node.test, node.body, node.orelse]);
+      case "subscript": return any([node.value, node.index]);
+      case "call": return any([node.func].concat(node.args));
+      case "compare": return any([node.left].concat(node.comparators));
+      case "bool": return any(node.values);
+      default: return any(node.elts); // list, tuple
+    }
+  }
+
+  /** The parsed expression, once per text: {node, layer} (whether it reads `layer`), or null. */
+  function parsedExpression(expression) {
+    if (has(PARSED_EXPRESSIONS, expression)) return PARSED_EXPRESSIONS[expression];
+    var parsed = null;
+    var tokens = tokenize(expression);
+    if (tokens !== null) {
+      try {
+        var parser = new ExpressionParser(tokens);
+        var node = parser.test();
+        parser.expect("end");
+        parsed = { node: node, layer: mentions(node, "layer") };
+      } catch (error) {
+        if (!(error instanceof SyntaxError || error instanceof RangeError)) throw error;
+      }
+    }
+    PARSED_EXPRESSIONS[expression] = parsed;
+    return parsed;
+  }
+
+  /** Python's str() of a recipe's expression (a string, or a number or boolean as JSON has it). */
+  function pyText(expression) {
+    if (typeof expression === "string") return expression;
+    if (expression === null || expression === undefined) return "None";
+    if (typeof expression === "boolean") return expression ? "True" : "False";
+    return String(expression);
+  }
+
+  function codePoints(text, count) {
+    return Array.from(text).slice(0, count).join("");
+  }
+
+  /** Python's repr() of a string. */
+  function stringRepr(text) {
+    var quote = text.indexOf("'") >= 0 && text.indexOf('"') < 0 ? '"' : "'";
+    var out = quote;
+    Array.from(text).forEach(function (c) {
+      var code = c.codePointAt(0);
+      if (c === "\\" || c === quote) out += "\\" + c;
+      else if (c === "\n") out += "\\n";
+      else if (c === "\t") out += "\\t";
+      else if (c === "\r") out += "\\r";
+      else if (code < 0x20 || code === 0x7f) out += "\\x" + ("0" + code.toString(16)).slice(-2);
+      else out += c;
+    });
+    return out + quote;
+  }
+
+  var DECIMAL_TEXT = /^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/;
+
+  /**
+   * A float's JSON text, exactly: {negative, digits, point} for negative? 0.digits x 10^point
+   * (digits without leading or trailing zeros, "" for zero), or {special: nan, inf or -inf}.
+   * Beyond a double's range it is infinite or zero, as Python's float reads it.
+   */
+  function floatParts(text) {
+    if (text === "NaN") return { special: "nan" };
+    var match = DECIMAL_TEXT.exec(text.replace("Infinity", "inf"));
+    if (match === null) return { special: text.charAt(0) === "-" ? "-inf" : "inf" };
+    var all = match[2] + (match[3] || "");
+    var lead = all.length - all.replace(/^0+/, "").length;
+    var digits = all.slice(lead).replace(/0+$/, "");
+    var exponent = match[4] ? match[4].replace(/^([+-]?)0+(?=[0-9])/, "$1") : "0";
+    // An exponent far beyond a double's range: only its sign matters.
+    var far = exponent.replace(/^[+-]/, "").length > 6;
+    var point = far ? 0 : match[2].length - lead + parseInt(exponent, 10);
+    var negative = match[1] === "-";
+    if (digits !== "" && (point > 309 || (far && exponent.charAt(0) !== "-"))) {
+      return { special: negative ? "-inf" : "inf" };
+    }
+    if (point < -323 || far) digits = "";
+    return { negative: negative, digits: digits, point: point };
+  }
+
+  function bitLength(n) {
+    return n === 0n ? 0 : n.toString(2).length;
+  }
+
+  /**
+   * The double nearest a float's text, as Python's float reads it (round half to even), as an
+   * exact rational; or {special}: nan, inf, -inf (beyond the largest double, too).
+   */
+  function floatExact(text) {
+    var parts = floatParts(text);
+    if (parts.special !== undefined) return parts;
+    if (parts.digits === "") return { value: rational(0n), zero: true };
+    var scale = parts.point - parts.digits.length;
+    var n = BigInt(parts.digits) * (scale > 0 ? 10n ** BigInt(scale) : 1n);
+    var d = scale < 0 ? 10n ** BigInt(-scale) : 1n;
+    // value = m x 2^e with 2^52 <= m < 2^53 (fewer bits below the normal range).
+    var e = Math.max(bitLength(n) - bitLength(d) - 53, -1074);
+    var m;
+    for (;;) {
+      var num = e < 0 ? n << BigInt(-e) : n;
+      var den = e > 0 ? d << BigInt(e) : d;
+      m = num / den;
+      var rest = num % den;
+      if (2n * rest > den || (2n * rest === den && m % 2n === 1n)) m += 1n;
+      if (m >= 1n << 53n && e < 2000) {
+        e += 1;
+      } else if (m < 1n << 52n && e > -1074 && num / den < 1n << 52n) {
+        e -= 1;
+      } else {
+        break;
+      }
+    }
+    if (m === 0n) return { value: rational(0n), zero: true };
+    if (bitLength(m) + e > 1024) return { special: parts.negative ? "-inf" : "inf" };
+    var sign = parts.negative ? -1n : 1n;
+    var value = e >= 0 ? rational(sign * (m << BigInt(e))) : rational(sign * m, 1n << BigInt(-e));
+    return { value: value, zero: false };
+  }
+
+  /**
+   * The shortest digits that read back as the double `exact` holds, as Python's repr finds
+   * them (of each length, the nearest): {digits, point} for 0.digits x 10^point.
+   */
+  function shortestDigits(exact) {
+    var n = abs(exact.value.n);
+    var d = exact.value.d;
+    var atLeast = function (power) { // n / d >= 10^power
+      return n * 10n ** BigInt(Math.max(-power, 0)) >= d * 10n ** BigInt(Math.max(power, 0));
+    };
+    var point = n.toString().length - d.toString().length; // then 10^(point-1) <= v < 10^point
+    while (atLeast(point)) point += 1;
+    while (!atLeast(point - 1)) point -= 1;
+    for (var k = 1; k <= 17; k++) {
+      var shift = k - point; // q = round(v x 10^shift), k digits
+      var num = n * (shift > 0 ? 10n ** BigInt(shift) : 1n);
+      var den = d * (shift < 0 ? 10n ** BigInt(-shift) : 1n);
+      var q = num / den;
+      var rest = num % den;
+      if (2n * rest > den || (2n * rest === den && q % 2n === 1n)) q += 1n;
+      var text = q.toString() + "e" + String(-shift);
+      var back = floatExact(text);
+      if (back.value !== undefined && cmp(back.value, rational(n, d)) === 0) {
+        var digits = q.toString();
+        return { digits: digits.replace(/0+$/, ""), point: point + (digits.length - k) };
+      }
+    }
+    return null; // unreachable: 17 digits always read back
+  }
+
+  /** Python's repr() of a float, from its JSON text. */
+  function floatRepr(text) {
+    var exact = floatExact(text);
+    if (exact.special !== undefined) return exact.special;
+    var sign = floatParts(text).negative ? "-" : "";
+    if (exact.zero) return sign + "0.0";
+    var shortest = shortestDigits(exact);
+    var digits = shortest.digits;
+    var point = shortest.point;
+    if (point <= -4 || point > 16) {
+      var exponent = point - 1;
+      var mantissa = digits.charAt(0) + (digits.length > 1 ? "." + digits.slice(1) : "");
+      var shown = String(Math.abs(exponent));
+      if (shown.length < 2) shown = "0" + shown; // Python writes 1e-05
+      return sign + mantissa + "e" + (exponent < 0 ? "-" : "+") + shown;
+    }
+    if (point <= 0) return sign + "0." + "0".repeat(-point) + digits;
+    if (point >= digits.length) return sign + digits + "0".repeat(point - digits.length) + ".0";
+    return sign + digits.slice(0, point) + "." + digits.slice(point);
+  }
+
+  /** Python's repr() of a value the evaluator holds. */
+  function pyRepr(value) {
+    value = pyValue(value);
+    if (value === null) return "None";
+    if (typeof value === "boolean") return value ? "True" : "False";
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value === "string") return stringRepr(value);
+    if (Array.isArray(value)) return "[" + value.map(pyRepr).join(", ") + "]";
+    if (isFloat(value)) return floatRepr(value[FLOAT_KEY]);
+    return "{" + Object.keys(value).map(function (key) {
+      return stringRepr(key) + ": " + pyRepr(value[key]);
+    }).join(", ") + "}";
+  }
+
+  /** The node's text as Python's ast.unparse writes it (a failed expression's key). */
+  function unparse(node, precedence) {
+    if (precedence === undefined) precedence = PRECEDENCE.test;
+    var wrap = function (own, text) {
+      return precedence > own ? "(" + text + ")" : text;
+    };
+    var items = function (elts) {
+      if (elts.length === 1) return unparse(elts[0]) + ",";
+      return elts.map(function (e) { return unparse(e); }).join(", ");
+    };
+    switch (node.t) {
+      case "constant": return pyRepr(node.value);
+      case "name": return node.id;
+      case "binary": {
+        var own = node.op === "+" || node.op === "-" ? PRECEDENCE.arith : PRECEDENCE.term;
+        var right = unparse(node.right, own + 1);
+        return wrap(own, unparse(node.left, own) + " " + node.op + " " + right);
+      }
+      case "unary":
+        if (node.op === "not") {
+          return wrap(PRECEDENCE.not, "not " + unparse(node.operand, PRECEDENCE.not));
+        }
+        return wrap(PRECEDENCE.factor, node.op + unparse(node.operand, PRECEDENCE.factor));
+      case "bool": {
+        var level = PRECEDENCE[node.op];
+        return wrap(PRECEDENCE[node.op], node.values.map(function (value) {
+          level += 1;
+          return unparse(value, level);
+        }).join(" " + node.op + " "));
+      }
+      case "compare":
+        return wrap(PRECEDENCE.cmp, unparse(node.left, PRECEDENCE.cmp + 1) +
+          node.ops.map(function (op, i) {
+            return " " + op + " " + unparse(node.comparators[i], PRECEDENCE.cmp + 1);
+          }).join(""));
+      case "if":
+        return wrap(PRECEDENCE.test, unparse(node.body, PRECEDENCE.test + 1) + " if " +
+          unparse(node.test, PRECEDENCE.test + 1) + " else " +
+          unparse(node.orelse, PRECEDENCE.test));
+      case "call":
+        return unparse(node.func, PRECEDENCE.atom) + "(" + node.args.map(function (a) {
+          return unparse(a);
+        }).join(", ") + ")";
+      case "subscript":
+        var bare = node.index.t === "tuple" && node.index.elts.length > 0; // x[a, b]
+        return unparse(node.value, PRECEDENCE.atom) + "[" +
+          (bare ? items(node.index.elts) : unparse(node.index)) + "]";
+      case "list": return "[" + node.elts.map(function (e) { return unparse(e); }).join(", ") + "]";
+      default: // tuple
+        var parenthesized = node.elts.length === 0 || precedence > PRECEDENCE.tuple;
+        return parenthesized ? "(" + items(node.elts) + ")" : items(node.elts);
+    }
+  }
+
+  function failedKey(node) {
+    return codePoints(unparse(node), 60);
+  }
+
+  function floatValue(digits) {
+    var value = record();
+    value[FLOAT_KEY] = digits;
+    return value;
+  }
+
+  /** A JSON value as the evaluator holds it: integers as BigInt, the markers read. */
+  function pyValue(value) {
+    if (typeof value === "number") {
+      return Number.isInteger(value) ? BigInt(value) : floatValue(String(value));
+    }
+    if (isBigInteger(value)) return BigInt(value[INTEGER_KEY]);
+    return value === undefined ? null : value;
+  }
+
+  /** Python's type of an evaluator's value: none, bool, int, str, list, float or dict. */
+  function pyKind(value) {
+    if (value === null) return "none";
+    if (typeof value === "boolean") return "bool";
+    if (typeof value === "bigint") return "int";
+    if (typeof value === "string") return "str";
+    if (Array.isArray(value)) return "list";
+    return isFloat(value) ? "float" : "dict";
+  }
+
+  function isWholeValue(value) {
+    return typeof value === "bigint" || typeof value === "boolean";
+  }
+
+  function whole(value) {
+    if (typeof value === "boolean") return value ? 1n : 0n;
+    return value;
+  }
+
+  /** -1, 0 or 1, or NaN (a NaN float): numbers compared as Python compares them. */
+  function numberOrder(a, b) {
+    if (!isFloat(a) && !isFloat(b)) {
+      var x = whole(a);
+      var y = whole(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    // Python compares an integer and a float exactly, as values (the float's binary one).
+    var exact = function (value) {
+      return isFloat(value) ? floatExact(value[FLOAT_KEY]) : { value: rational(whole(value)) };
+    };
+    var x = exact(a);
+    var y = exact(b);
+    var infinity = function (v) {
+      return v.special === "nan" ? NaN : v.special === "inf" ? 1 : v.special === "-inf" ? -1 : 0;
+    };
+    var p = infinity(x);
+    var q = infinity(y);
+    if (isNaN(p) || isNaN(q)) return NaN;
+    if (p !== 0 || q !== 0) return p < q ? -1 : p > q ? 1 : 0;
+    return cmp(x.value, y.value);
+  }
+
+  var NUMERIC = record({ bool: true, int: true, float: true });
+
+  function pyEqual(a, b) {
+    a = pyValue(a);
+    b = pyValue(b);
+    var ka = pyKind(a);
+    var kb = pyKind(b);
+    if (has(NUMERIC, ka) && has(NUMERIC, kb)) return numberOrder(a, b) === 0;
+    if (ka !== kb) return false;
+    if (ka === "none" || ka === "str") return a === b;
+    if (ka === "list") {
+      return a.length === b.length && a.every(function (item, i) {
+        return pyEqual(item, b[i]);
+      });
+    }
+    var keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every(function (key) {
+      return has(b, key) && pyEqual(a[key], b[key]);
+    });
+  }
+
+  function holds(op, order) {
+    if (isNaN(order)) return false;
+    if (op === "<") return order < 0;
+    if (op === "<=") return order <= 0;
+    if (op === ">") return order > 0;
+    return order >= 0;
+  }
+
+  /** `a op b` for < <= > >=, as Python orders them; `fail` where Python raises TypeError. */
+  function pyOrder(op, a, b, fail) {
+    a = pyValue(a);
+    b = pyValue(b);
+    var ka = pyKind(a);
+    var kb = pyKind(b);
+    if (has(NUMERIC, ka) && has(NUMERIC, kb)) return holds(op, numberOrder(a, b));
+    if (ka === "str" && kb === "str") return holds(op, a < b ? -1 : a > b ? 1 : 0);
+    if (ka === "list" && kb === "list") {
+      for (var i = 0; i < Math.min(a.length, b.length); i++) {
+        if (!pyEqual(a[i], b[i])) return pyOrder(op, a[i], b[i], fail);
+      }
+      return holds(op, a.length < b.length ? -1 : a.length > b.length ? 1 : 0);
+    }
+    return fail();
+  }
+
+  function pyContains(container, item, fail) {
+    container = pyValue(container);
+    item = pyValue(item);
+    var kind = pyKind(container);
+    if (kind === "list") {
+      return container.some(function (element) {
+        return pyEqual(element, item);
+      });
+    }
+    if (kind === "str") return typeof item === "string" ? container.indexOf(item) >= 0 : fail();
+    if (kind === "dict") {
+      if (Array.isArray(item) || pyKind(item) === "dict") return fail(); // unhashable
+      return typeof item === "string" && has(container, item);
+    }
+    return fail();
+  }
+
+  /** Python's `is`: None, True and False are themselves; small integers are cached. */
+  function pyIdentical(a, b) {
+    if (a === null || b === null) return a === b;
+    if (typeof a === "boolean" || typeof b === "boolean") return a === b;
+    if (typeof a === "bigint" && typeof b === "bigint") return a === b && a >= -5n && a <= 256n;
+    return a === b;
+  }
+
+  function pyCompare(op, a, b, fail) {
+    if (op === "==") return pyEqual(a, b);
+    if (op === "!=") return !pyEqual(a, b);
+    if (op === "in") return pyContains(b, a, fail);
+    if (op === "not in") return !pyContains(b, a, fail);
+    if (op === "is") return pyIdentical(a, b);
+    if (op === "is not") return !pyIdentical(a, b);
+    return pyOrder(op, a, b, fail);
+  }
+
+  function floorDivide(a, b) {
+    var q = a / b;
+    return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+  }
+
+  function floorModulo(a, b) {
+    var r = a % b;
+    return r !== 0n && (r < 0n) !== (b < 0n) ? r + b : r;
+  }
+
+  /** The items min and max iterate over, and len counts. */
+  function pyItems(value, fail) {
+    var kind = pyKind(value);
+    if (kind === "list") return value.map(pyValue);
+    if (kind === "str") return Array.from(value);
+    if (kind === "dict") return Object.keys(value);
+    return fail();
+  }
+
+  var FUNCTIONS = record({
+    min: function (args, fail) {
+      return extreme(args, "<", fail);
+    },
+    max: function (args, fail) {
+      return extreme(args, ">", fail);
+    },
+    len: function (args, fail) {
+      if (args.length !== 1) return fail();
+      return BigInt(pyItems(args[0], fail).length);
+    },
+  });
+
+  function extreme(args, op, fail) {
+    var items = args.length === 1 ? pyItems(args[0], fail) : args;
+    if (items.length === 0) return fail();
+    var best = items[0];
+    for (var i = 1; i < items.length; i++) {
+      if (pyOrder(op, items[i], best, fail)) best = items[i];
+    }
+    return best;
+  }
+
+  /** `container[index]`, or `fail` where Python raises IndexError, KeyError or TypeError. */
+  function pySubscript(container, index, fail) {
+    var kind = pyKind(container);
+    if (kind === "list" || kind === "str") {
+      var items = kind === "str" ? Array.from(container) : container;
+      if (!isWholeValue(index)) return fail();
+      var i = whole(index);
+      if (i < 0n) i += BigInt(items.length);
+      if (i < 0n || i >= BigInt(items.length)) return fail();
+      return pyValue(items[i.toString()]);
+    }
+    if (kind === "dict") {
+      if (typeof index === "string" && has(container, index)) return pyValue(container[index]);
+      return fail();
+    }
+    return fail();
+  }
+
+  function evaluateNode(node, scope, extra) {
+    var fail = function () {
+      refuse("bad_key", failedKey(node));
+    };
+    switch (node.t) {
+      case "constant": return node.value;
+      case "name":
+        if (extra !== null && has(extra, node.id)) return extra[node.id];
+        if (has(scope, node.id)) return pyValue(scope[node.id]);
+        return refuse("missing_key", node.id);
+      case "binary": {
+        var left = evaluateNode(node.left, scope, extra);
+        var right = evaluateNode(node.right, scope, extra);
+        if (!isWholeValue(left) || !isWholeValue(right)) return fail();
+        var a = whole(left);
+        var b = whole(right);
+        if ((node.op === "//" || node.op === "%") && b === 0n) return fail();
+        if (node.op === "+") return a + b;
+        if (node.op === "-") return a - b;
+        if (node.op === "*") return a * b;
+        return node.op === "//" ? floorDivide(a, b) : floorModulo(a, b);
+      }
+      case "unary": {
+        var operand = evaluateNode(node.operand, scope, extra);
+        if (node.op === "not") return !truthy(operand);
+        if (node.op !== "-") return badRecipe(unparse(node));
+        if (isWholeValue(operand)) return -whole(operand);
+        if (isFloat(operand)) {
+          var digits = operand[FLOAT_KEY];
+          return floatValue(digits.charAt(0) === "-" ? digits.slice(1) : "-" + digits);
+        }
+        return fail(); // Python's TypeError
+      }
+      case "bool": {
+        var result = node.op === "and";
+        for (var i = 0; i < node.values.length; i++) {
+          result = evaluateNode(node.values[i], scope, extra);
+          if (truthy(result) !== (node.op === "and")) return result;
+        }
+        return result;
+      }
+      case "compare": {
+        var lhs = evaluateNode(node.left, scope, extra);
+        for (var j = 0; j < node.ops.length; j++) {
+          var rhs = evaluateNode(node.comparators[j], scope, extra);
+          if (!pyCompare(node.ops[j], lhs, rhs, fail)) return false;
+          lhs = rhs;
+        }
+        return true;
+      }
+      case "if":
+        return truthy(evaluateNode(node.test, scope, extra))
+          ? evaluateNode(node.body, scope, extra)
+          : evaluateNode(node.orelse, scope, extra);
+      case "call": {
+        if (node.func.t !== "name" || !has(FUNCTIONS, node.func.id)) {
+          return badRecipe(unparse(node));
+        }
+        var args = node.args.map(function (arg) {
+          return evaluateNode(arg, scope, extra);
+        });
+        return FUNCTIONS[node.func.id](args, fail);
+      }
+      case "subscript": {
+        var container = evaluateNode(node.value, scope, extra);
+        var index = evaluateNode(node.index, scope, extra);
+        return pySubscript(container, index, function () {
+          refuse("bad_key", failedKey(node.value));
+        });
+      }
+      default: // list, tuple: a list
+        return node.elts.map(function (e) {
+          return evaluateNode(e, scope, extra);
+        });
+    }
+  }
+
+  /** A recipe's expression (a string; a number or boolean stands for itself) over `scope`. */
+  function evaluateRecipe(expression, scope, extra) {
+    if (typeof expression !== "string") return pyValue(expression);
+    var parsed = parsedExpression(expression);
+    if (parsed === null) badRecipe(expression);
+    return evaluateNode(parsed.node, scope, extra || null);
+  }
+
+  function readsLayer(expression) {
+    if (typeof expression !== "string") return false;
+    var parsed = parsedExpression(expression);
+    return parsed === null || parsed.layer; // an unreadable one is refused at layer 0
+  }
+
+  /** A count (iteragpu.models.recipe.Scope.count): a whole number, not negative. */
+  function recipeCount(expression, scope, extra) {
+    var value = evaluateRecipe(expression, scope, extra);
+    if (typeof value === "boolean") value = whole(value);
+    if (typeof value !== "bigint" || value < 0n) {
+      refuse("bad_key", codePoints(pyText(expression), 60));
+    }
+    return value;
+  }
+
+  function section(recipe, key) {
+    var value = get(recipe, key);
+    return isObject(value) ? value : {};
+  }
+
+  function terms(recipe, key) {
+    var value = get(recipe, key);
+    return Array.isArray(value) ? value : [];
+  }
+
+  /** The recipe of `modelType` in `families` (the page's data), or null. */
+  function recipeOf(families, modelType) {
+    if (!isObject(families) || !has(families, modelType)) return null;
+    return isObject(families[modelType]) ? families[modelType] : null;
+  }
+
+  /** The config's values over the family's defaults, then derived keys, then `let` names. */
+  function recipeScope(recipe, raw) {
+    var values = record(section(recipe, "defaults"), raw);
+    var scope = record(values);
+    var derived = section(recipe, "derived");
+    Object.keys(derived).forEach(function (key) {
+      if (get(values, key) === null) scope[key] = evaluateRecipe(derived[key], scope, null);
+    });
+    var lets = section(recipe, "let");
+    Object.keys(lets).forEach(function (key) {
+      scope[key] = evaluateRecipe(lets[key], scope, null);
+    });
+    return scope;
+  }
+
+  function termReadsLayer(term) {
+    var routed = get(term, "routed");
+    var routedReads = isObject(routed) &&
+      (readsLayer(get(routed, "experts")) || readsLayer(get(routed, "per_token")));
+    return readsLayer(get(term, "count")) || (has(term, "when") && readsLayer(term.when)) ||
+      routedReads;
+  }
+
+  /** Adds one term's parameters, those used per token and those kept in float32 to `counts`. */
+  function addTerm(term, scope, counts, extra) {
+    if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) return;
+    var count = recipeCount(get(term, "count"), scope, extra);
+    var active = count;
+    var routed = get(term, "routed");
+    if (routed !== null) {
+      var experts = recipeCount(get(routed, "experts"), scope, extra);
+      // None (DeepSeek-V2's class default): the parameters count, the active ones are unknown.
+      var stated = evaluateRecipe(get(routed, "per_token"), scope, extra) !== null;
+      var perToken = stated ? recipeCount(get(routed, "per_token"), scope, extra) : 0n;
+      if (experts === 0n || count % experts !== 0n || perToken > experts) {
+        refuse("bad_key", pyText(get(routed, "per_token")));
+      }
+      active = stated ? count / experts * perToken : null;
+    }
+    counts.parameters += count;
+    counts.active = active === null || counts.active === null ? null : counts.active + active;
+    if (get(term, "dtype") === "float32") counts.float32 += count;
+  }
+
+  /**
+   * The parameters a recipe counts (iteragpu.models.recipe.count): embeddings, each layer's
+   * terms, the final ones. A layer term that does not read `layer` is the same on every layer:
+   * counted once and multiplied (layer 0 is read whole first, so a refusal is the Python's).
+   */
+  function countRecipe(recipe, scope, layers) {
+    var counts = { parameters: 0n, active: 0n, float32: 0n };
+    terms(recipe, "embeddings").forEach(function (term) {
+      addTerm(term, scope, counts, null);
+    });
+    var layerTerms = terms(recipe, "layer");
+    var varying = layerTerms.map(termReadsLayer);
+    var same = { parameters: 0n, active: 0n, float32: 0n };
+    layerTerms.forEach(function (term, i) {
+      addTerm(term, scope, varying[i] ? counts : same, record({ layer: 0n }));
+    });
+    counts.parameters += same.parameters * layers;
+    counts.float32 += same.float32 * layers;
+    counts.active = counts.active === null || same.active === null
+      ? null
+      : counts.active + same.active * layers;
+    for (var index = 1n; index < layers; index++) {
+      var extra = record({ layer: index });
+      for (var k = 0; k < layerTerms.length; k++) {
+        if (varying[k]) addTerm(layerTerms[k], scope, counts, extra);
+      }
+    }
+    terms(recipe, "final").forEach(function (term) {
+      addTerm(term, scope, counts, null);
+    });
+    return counts;
+  }
+
+  /** Each layer's kind by the recipe's `layer_kind`, over the config's values alone. */
+  function recipeLayerKinds(recipe, raw, layers) {
+    var expression = has(recipe, "layer_kind") ? recipe.layer_kind : "'full_attention'";
+    var kindAt = function (index) {
+      var kind = evaluateRecipe(expression, raw, record({ layer: index }));
+      if (typeof kind !== "string") badRecipe("layer_kind");
+      return kind;
+    };
+    var kinds = [];
+    if (!readsLayer(expression)) {
+      var kind = kindAt(0n);
+      for (var i = 0n; i < layers; i++) kinds.push(kind);
+      return kinds;
+    }
+    for (var index = 0n; index < layers; index++) kinds.push(kindAt(index));
+    return kinds;
+  }
+
+  /** The window a recipe computes (`window`; None: none), read as the config's would be. */
+  function recipeWindow(recipe, read) {
+    var value = evaluateRecipe(recipe.window, read.raw, null);
+    if (value === null) return null;
+    if (typeof value !== "bigint") return read.positiveValue("sliding_window", value); // refused
+    if (value <= 0n || value > 1000000000000n) refuse("bad_key", "sliding_window");
+    return value;
+  }
+
+  /** The config with the canonical names a recipe's `aliases` give its own keys. */
+  function aliased(recipe, text) {
+    var aliases = section(recipe, "aliases");
+    var names = Object.keys(aliases);
+    if (names.length === 0) return text;
+    var values = record(text);
+    names.forEach(function (canonical) {
+      if (get(values, canonical) !== null) return;
+      var value = text;
+      String(aliases[canonical]).split(".").forEach(function (part) {
+        value = isObject(value) ? get(value, part) : null;
+      });
+      if (value !== null) values[canonical] = value;
+    });
+    return values;
+  }
+
+  /** KV heads and head size where the recipe computes them (`attention`). */
+  function recipeAttention(recipe, raw) {
+    var rules = section(recipe, "attention");
+    var keys = Object.keys(rules);
+    var out = {};
+    if (keys.length === 0) return out;
+    var scope = recipeScope(recipe, raw);
+    keys.forEach(function (key) {
+      out[key] = recipeCount(rules[key], scope, null);
+    });
+    return out;
+  }
+
+  /** A recipe expression over a config's values (JSON text), for the tests: {ok, value} as
+   * Python's repr, or {ok: false, reason, key}; `asCount` reads it as Scope.count does. */
+  function evaluateExpression(expression, valuesText, asCount) {
+    try {
+      var values = readJson(String(valuesText));
+      if (!isObject(values)) refuse("config_not_object");
+      var value = asCount
+        ? recipeCount(expression, values, null)
+        : evaluateRecipe(expression, values, null);
+      return { ok: true, value: pyRepr(value) };
+    } catch (error) {
+      if (!(error instanceof ConfigFailure)) throw error;
+      return { ok: false, reason: error.reason, key: error.key };
+    }
+  }
+
+  /**
+   * The decoder of `text` (iteragpu.models.config._parse_decoder): a family of FAMILIES, read
+   * by hand, else one whose recipe `families` holds (the page's data), read by its recipe.
+   */
+  function parseDecoder(text, outer, outerType, families) {
     var modelType = get(text, "model_type");
     if (typeof modelType !== "string") refuse("no_model_type");
     refuseState(text);
-    if (!has(FAMILIES, modelType)) refuse("unknown_family", modelType);
-    var fam = FAMILIES[modelType];
-    var read = new Reader(record(fam.defaults, text));
+    var recipe = recipeOf(families, modelType);
+    var byHand = has(FAMILIES, modelType);
+    if (!byHand && recipe === null) refuse("unknown_family", modelType);
+    var fam = byHand ? FAMILIES[modelType] : family(section(recipe, "defaults"));
+    if (byHand && recipe !== null) {
+      // Its recipe's defaults are its config class's (counting reads them too); the layer rules
+      // stay the hand ones (config.family_of).
+      fam = record(fam, { defaults: record(fam.defaults, section(recipe, "defaults")) });
+    }
+    var read = new Reader(record(fam.defaults, byHand ? text : aliased(recipe, text)));
     var layers = read.positive("num_hidden_layers");
     if (layers > CONFIG_MAX_LAYERS) refuse("bad_key", "num_hidden_layers");
     var heads = read.positive("num_attention_heads");
     var hidden = read.positive("hidden_size");
-    var kvHeads = read.optionalPositive("num_key_value_heads") || heads;
+    var attention = byHand ? {} : recipeAttention(recipe, read.raw);
+    var kvHeads = attention.kv_heads || read.optionalPositive("num_key_value_heads") || heads;
     if (heads % kvHeads !== 0n) refuse("bad_key", "num_key_value_heads");
-    var headDim = read.optionalPositive("head_dim") || hidden / heads;
+    var headDim = attention.head_dim || read.optionalPositive("head_dim") || hidden / heads;
     if (headDim === 0n) refuse("bad_key", "hidden_size");
-    var kinds = layerKinds(read, modelType, layers);
+    var kinds = layerKinds(read, modelType, layers, byHand ? null : recipe);
     var tie = has(outer, "tie_word_embeddings")
       ? outer.tie_word_embeddings
       : get(read.raw, "tie_word_embeddings");
@@ -877,6 +1865,7 @@
       slidingLayers: kinds.sliding,
       window: kinds.window,
       firstKind: kinds.firstKind,
+      layerKinds: kinds.kinds,
       vocab: read.optionalPositive("vocab_size"),
       intermediate: read.optionalPositive("intermediate_size"),
       tied: read.booleanValue("tie_word_embeddings", tie),
@@ -885,15 +1874,19 @@
       dtype: typeof dtype === "string" ? dtype : null,
       quantizationMethod: typeof method === "string" ? method : null,
       mla: fam.mla ? readMla(read, text) : null,
+      // The config's values over the family's defaults, and the recipe that counts them (a
+      // hand-described family's too, when it has one: count_parameters prefers it).
+      values: read.raw,
+      recipe: recipe,
     };
   }
 
   /** The decoder a config's object describes (iteragpu.models.config.parse_config). */
-  function parseConfig(raw) {
+  function parseConfig(raw, families) {
     if (!isObject(raw)) refuse("config_not_object");
     var outerType = get(raw, "model_type");
     var text = get(raw, "text_config");
-    if (text === null) return parseDecoder(raw, raw, null);
+    if (text === null) return parseDecoder(raw, raw, null, families);
     if (!isObject(text)) refuse("bad_key", "text_config");
     var textType = get(text, "model_type");
     if (textType === null && typeof outerType === "string") {
@@ -901,11 +1894,18 @@
     }
     refuseState(raw);
     var outer = outerType !== null ? String(outerType) : "multimodal";
-    return parseDecoder(record(text, { model_type: textType }), raw, outer);
+    return parseDecoder(record(text, { model_type: textType }), raw, outer, families);
+  }
+
+  /** What the family's recipe counts (iteragpu.models.parameters.recipe_counts), or null. */
+  function recipeCounts(c) {
+    if (c.recipe === null) return null;
+    return countRecipe(c.recipe, recipeScope(c.recipe, c.values), c.layers);
   }
 
   /** Parameters of the decoder (iteragpu.models.parameters.count_parameters). */
   function countParameters(c) {
+    if (c.recipe !== null) return recipeCounts(c).parameters;
     if (c.vocab === null) refuse("missing_key", "vocab_size");
     var hidden = c.hidden;
     var embeddings = c.vocab * hidden;
@@ -982,21 +1982,25 @@
   /**
    * Read a pasted config.json: {ok: true, config, parameters, query, notes} where `query` holds
    * the sizer's fields it fills (bits and bytes per value only when it states a dtype), or
-   * {ok: false, reason, key}. `mlaLayout` is mla_latent (default) or mla_per_head.
+   * {ok: false, reason, key}. `mlaLayout` is mla_latent (default) or mla_per_head; `families`
+   * the recipes of the families described as data (the page's data `families`), by model_type.
+   * `activeParameters` (per token) and `float32Parameters` (kept in float32 at any dtype) are
+   * the recipe's, where the family has one (else null and 0).
    */
-  function readConfig(text, mlaLayout) {
+  function readConfig(text, mlaLayout, families) {
     var layout = mlaLayout === MLA_PER_HEAD ? MLA_PER_HEAD : MLA_LATENT;
     try {
       text = String(text);
       if (text.length > CONFIG_MAX_CHARS) refuse("config_too_large");
-      var config = parseConfig(readJson(text));
+      var config = parseConfig(readJson(text), families);
       // The dtype is read before the parameters are counted, as size_model reads them.
       var bits = null;
       if (config.dtype !== null) {
         bits = dtypeBits(config.dtype);
         if (bits === null) refuse("unknown_dtype", "dtype");
       }
-      var parameters = countParameters(config);
+      var counts = recipeCounts(config);
+      var parameters = counts !== null ? counts.parameters : countParameters(config);
       var query = {
         params: parameters.toString(),
         layers: config.layers.toString(),
@@ -1025,6 +2029,8 @@
         config: config,
         layout: config.mla === null ? LAYOUT_PER_HEAD : layout,
         parameters: parameters,
+        activeParameters: counts !== null ? counts.active : null,
+        float32Parameters: counts !== null ? counts.float32 : 0n,
         query: query,
         notes: notes,
       };
@@ -1397,7 +2403,7 @@
     this.chart = doc.getElementById("memory-chart");
     this.kvKinds = doc.getElementById("sizer-kv-kinds");
     this.configText = doc.getElementById("sizer-config-text");
-    this.preset = doc.getElementById("sizer-preset");
+    this.modelPreset = doc.getElementById("sizer-preset"); // published configs by name
     this.configFile = doc.getElementById("sizer-config-file");
     this.configStatus = doc.getElementById("sizer-config-status");
     this.mlaLayout = doc.getElementById("sizer-mla-layout");
@@ -1802,7 +2808,7 @@
       return null;
     }
     var layout = this.mlaLayout ? this.mlaLayout.value : MLA_LATENT;
-    var read = readConfig(text, layout);
+    var read = readConfig(text, layout, this.data.families);
     status.removeAttribute("data-reason");
     if (!read.ok) {
       this.configFailure(read.reason, read.key);
@@ -1823,7 +2829,7 @@
         parameters: formatNumber(rational(read.parameters), 0, this.symbols),
         layers: formatNumber(rational(c.layers), 0, this.symbols),
         windowed: formatNumber(rational(c.slidingLayers), 0, this.symbols),
-        layout: read.layout,
+        layout: this.words("data-config-layout", read.layout),
       }),
     ].concat(read.notes.map(function (note) {
       return self.words("data-config-note", note);
@@ -1925,17 +2931,17 @@
         sizer.loadFile(event.dataTransfer && event.dataTransfer.files[0]);
       });
     }
-    if (sizer.preset && sizer.configText) {
+    if (sizer.modelPreset && sizer.configText) {
       // The published configs of iteragpu.models.presets, read as a pasted config would be.
       (sizer.data.presets || []).forEach(function (preset) {
         var option = doc.createElement("option");
         option.value = preset.name;
         option.textContent = preset.hf_repo;
-        sizer.preset.appendChild(option);
+        sizer.modelPreset.appendChild(option);
       });
-      sizer.preset.addEventListener("change", function () {
+      sizer.modelPreset.addEventListener("change", function () {
         var chosen = (sizer.data.presets || []).filter(function (preset) {
-          return preset.name === sizer.preset.value;
+          return preset.name === sizer.modelPreset.value;
         })[0];
         if (!chosen) return;
         sizer.configText.value = chosen.text;
@@ -1995,6 +3001,7 @@
     kvCacheBytes: kvCacheBytes,
     kvByKind: kvByKind,
     readConfig: readConfig,
+    evaluateExpression: evaluateExpression,
     CONFIG_MAX_CHARS: CONFIG_MAX_CHARS,
     chartModel: chartModel,
     fillTemplate: fillTemplate,
