@@ -80,3 +80,24 @@ def test_each_family_counts_what_transformers_builds(model_type: str) -> None:
         kinds = getattr(config, "layer_types", None)
         if kinds is not None:
             assert list(read.layer_kinds) == list(kinds), model_type
+
+
+def _recorded() -> dict[str, int]:
+    """The counts the torch-free tests hold for each family's class defaults."""
+    import test_families_dense_a as dense_a
+    import test_families_dense_b as dense_b
+    import test_families_moe as moe
+
+    counts = {t: v[3] for t, v in {**dense_a.DEFAULTS, **dense_b.DEFAULTS}.items()}
+    counts.update({t: v[1] for t, v in moe.DEFAULTS.items()})
+    return counts
+
+
+@pytest.mark.parametrize("model_type", sorted(_recorded()))
+def test_the_counts_the_torch_free_tests_hold_are_what_transformers_builds(
+    model_type: str,
+) -> None:
+    # The default suite runs without torch, so it keeps these figures; they stay Transformers'.
+    _, model = _built(model_type)
+    built = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+    assert _recorded()[model_type] == built

@@ -444,15 +444,7 @@ def _layer_kinds(read: _Reader, model_type: str, layers: int) -> tuple[tuple[str
         assert described is not None  # parse_config refused the family otherwise
         scope = Scope(read.raw, read.where)
         kinds = tuple(described.layer_kind(scope, i) for i in range(layers))
-        unknown = sorted(set(kinds) - _CACHE_KINDS)
-        if unknown:
-            raise UnsupportedModelError(
-                "{where}: layer kind {kind!r} keeps a state whose size is not known here (known: "
-                "full_attention, sliding_attention): nothing is guessed",
-                "unknown_layer_kind",
-                where=read.where,
-                kind=unknown[0],
-            )
+        _refuse_unknown_kinds(kinds, read.where)
     else:
         # Transformers' rule for a config without layer_types: every layer slides when the
         # config has a sliding window.
@@ -476,6 +468,12 @@ def _declared_kinds(declared: Any, layers: int, where: str) -> tuple[str, ...]:
             layers=str(layers),
         )
     kinds = tuple(str(kind) for kind in declared)
+    _refuse_unknown_kinds(kinds, where)
+    return kinds
+
+
+def _refuse_unknown_kinds(kinds: tuple[str, ...], where: str) -> None:
+    """Refuse a layer kind whose cache is not modelled, declared or given by a recipe."""
     unknown = sorted(set(kinds) - _CACHE_KINDS)
     if unknown:
         raise UnsupportedModelError(
@@ -485,7 +483,6 @@ def _declared_kinds(declared: Any, layers: int, where: str) -> tuple[str, ...]:
             where=where,
             kind=unknown[0],
         )
-    return kinds
 
 
 def _mla(read: _Reader, text: Mapping[str, Any]) -> MlaConfig:
