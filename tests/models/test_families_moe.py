@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from iteragpu.cli.app import app
-from iteragpu.docs_tools.sizer_config_vectors import DEEPSEEK_V2_LITE
+from iteragpu.docs_tools.sizer_config_vectors import CONFIGS, DEEPSEEK_V2_LITE
 from iteragpu.models import parameters
 from iteragpu.models.config import FULL, SLIDING, ModelConfig, parse_config
 from iteragpu.models.errors import ModelInputError
@@ -177,15 +177,8 @@ def _hand_count(config: ModelConfig) -> int:
     return embeddings + layers + config.hidden_size + head
 
 
-V3_SHAPED = {
-    **DEEPSEEK_V2_LITE,
-    "model_type": "deepseek_v3",
-    "num_hidden_layers": 5,
-    "q_lora_rank": 1536,
-    "first_k_dense_replace": 2,
-    "moe_layer_freq": 2,
-    "num_nextn_predict_layers": 1,
-}
+# The sizer vectors' DeepSeek-V3-shaped config (dense first layers, MoE every other layer).
+V3_SHAPED = CONFIGS["deepseek-v3-shaped"]
 
 
 @pytest.mark.parametrize(
