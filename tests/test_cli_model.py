@@ -259,7 +259,7 @@ def model_refusals(tmp_path: Path) -> list[list[str]]:
         (with_files / "model.safetensors").write_bytes(data)
     mamba = base / "mamba"
     if not mamba.exists():
-        mamba = model_folder(base, {"model_type": "mamba", "num_hidden_layers": 2}, "mamba")
+        mamba = model_folder(base, {"model_type": "zamba2", "num_hidden_layers": 2}, "mamba")
     # A model_type that is not a string once raised TypeError (an unhashable set lookup), and
     # a huge layer count was laid out layer by layer.
     listed_type = base / "listed-type"

@@ -43,7 +43,7 @@ def _invoke(*args: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    ("model_type", "reason"), [("brandnew", "unknown_family"), ("mamba", "recurrent_state")]
+    ("model_type", "reason"), [("brandnew", "unknown_family"), ("zamba2", "recurrent_state")]
 )
 def test_the_weights_come_from_the_files_and_the_cache_is_null_with_the_reason(
     tmp_path: Path, model_type: str, reason: str

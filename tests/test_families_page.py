@@ -23,7 +23,7 @@ def test_every_family_the_reader_knows_has_its_row(lang: str) -> None:
     listed = [row.split("`")[1] for row in rows]
     assert listed == model_config.known_families()
     assert set(recipe_types()) <= set(listed)
-    for model_type in model_config._STATE_FAMILIES:
+    for model_type in model_config.refused_state_families():
         assert f"`{model_type}`" in text.split("{ #refused }")[1]
 
 

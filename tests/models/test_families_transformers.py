@@ -33,14 +33,24 @@ pytestmark = pytest.mark.transformers
 REQUIRED = ("model_type", "num_hidden_layers", "num_attention_heads", "hidden_size")
 # The config keys that name the routed experts and how many a token uses, by family.
 EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
-PER_TOKEN = ("num_experts_per_tok", "moe_k", "top_k")
+PER_TOKEN = ("num_experts_per_tok", "moe_k", "top_k", "moe_top_k")
 ROUTED = re.compile(r"\.experts\.(?!.*shared)")
+
+
+# Config classes whose defaults Transformers 5.24 itself cannot build a model from, and the one
+# key each needs (no size changes): DbrxAttentionConfig has no rope_theta default
+# (modeling_dbrx.py reads it), MinistralConfig's head_dim default is None (modeling_ministral.py
+# raises None to a power); 128 is what the reader derives, 4096 // 32.
+BUILDABLE: dict[str, dict[str, Any]] = {
+    "dbrx": {"attn_config": {"rope_theta": 10000.0}},
+    "ministral": {"head_dim": 128},
+}
 
 
 def _built(model_type: str) -> tuple[Any, Any]:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    config = transformers.AutoConfig.for_model(model_type)
+    config = transformers.AutoConfig.for_model(model_type, **BUILDABLE.get(model_type, {}))
     with torch.device("meta"):
         model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     return config, model
@@ -48,7 +58,8 @@ def _built(model_type: str) -> tuple[Any, Any]:
 
 def _first(config: Any, names: tuple[str, ...]) -> int | None:
     for name in names:
-        value = getattr(config, name, None)
+        # DBRX keeps its experts in a nested ffn_config.
+        value = getattr(config, name, getattr(getattr(config, "ffn_config", None), name, None))
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
@@ -59,7 +70,12 @@ def test_each_family_counts_what_transformers_builds(model_type: str) -> None:
     config, model = _built(model_type)
     full = config.to_dict()
     aliases = getattr(config, "attribute_map", {})  # GPT-2's hidden_size is n_embd
-    minimal = {aliases.get(key, key): full[aliases.get(key, key)] for key in REQUIRED}
+    # (A family without attention, Mamba, has no heads to give.)
+    minimal = {
+        aliases.get(key, key): full[aliases.get(key, key)]
+        for key in REQUIRED
+        if aliases.get(key, key) in full
+    }
     parameters = {id(p): p for p in model.parameters()}.values()
     built = sum(p.numel() for p in parameters)
     at_bf16 = sum(p.numel() * p.element_size() for p in parameters)
@@ -87,9 +103,10 @@ def _recorded() -> dict[str, int]:
     import test_families_dense_a as dense_a
     import test_families_dense_b as dense_b
     import test_families_moe as moe
+    import test_families_state as state
 
     counts = {t: v[3] for t, v in {**dense_a.DEFAULTS, **dense_b.DEFAULTS}.items()}
-    counts.update({t: v[1] for t, v in moe.DEFAULTS.items()})
+    counts.update({t: v[1] for t, v in {**moe.DEFAULTS, **state.DEFAULTS}.items()})
     return counts
 
 

@@ -176,7 +176,7 @@ def test_cache_rules_refuse_what_does_not_apply() -> None:
         ({"layer_types": ["full_attention"]}, ConfigError, "names 1 layers"),
         ({"model_type": None}, ConfigError, "no model_type"),
         ({"model_type": "t5"}, UnsupportedModelError, "not a known family"),
-        ({"model_type": "jamba"}, UnsupportedModelError, "Mamba or linear-attention"),
+        ({"model_type": "zamba2"}, UnsupportedModelError, "Mamba or linear-attention"),
         ({"mamba_d_state": 16}, UnsupportedModelError, "mamba_d_state"),
         (
             {"layer_types": ["linear_attention"] * 32},

@@ -292,7 +292,38 @@ def _per_layer(sizing: ModelSizing, which: str) -> list[int]:
 
 
 def _layer_tensors(cache: Any) -> list[tuple[Any, Any]]:
-    return [(layer.keys, layer.values) for layer in cache.layers]
+    """Each attention layer's keys and values (a layer that keeps only a state has none)."""
+    return [(layer.keys, layer.values) for layer in cache.layers if _holds_kv(layer)]
+
+
+def _holds_kv(layer: Any) -> bool:
+    return getattr(layer, "keys", None) is not None
+
+
+def _kv(cache: Any, measure: Any) -> list[int]:
+    """Per decoder layer, the KV's bytes by `measure` (0 for a layer that holds no KV)."""
+    return [
+        measure(layer.keys) + measure(layer.values) if _holds_kv(layer) else 0
+        for layer in cache.layers
+    ]
+
+
+def _states(cache: Any) -> list[int]:
+    """Per decoder layer, the bytes of the conv and recurrent states it keeps (Mamba, linear
+    attention, short convolutions: Transformers' LinearAttentionLayer), its storage."""
+    held = []
+    for layer in cache.layers:
+        tensors = [
+            *getattr(layer, "conv_states", {}).values(),
+            *getattr(layer, "recurrent_states", {}).values(),
+        ]
+        held.append(sum(_storage(t) for t in tensors if t is not None))
+    return held
+
+
+def _state_per_layer(sizing: ModelSizing) -> list[int]:
+    assert all(b.denominator == 1 for b in sizing.state.per_layer)
+    return [int(b) for b in sizing.state.per_layer]
 
 
 def test_the_pinned_versions_run(transformers: ModuleType, torch: ModuleType) -> None:
@@ -308,20 +339,22 @@ def test_dynamic_cache_after_the_prompt_and_while_decoding(saved: Any, torch: Mo
         out = model(input_ids=_prompt(torch, model), use_cache=True)
     cache = out.cache
     assert type(cache).__name__ == "DynamicCache"
-    layers = _layer_tensors(cache)
-    assert len(layers) == sizing.config.layers
-    storage = [_storage(k) + _storage(v) for k, v in layers]
-    in_tensors = [_tensor_bytes(k) + _tensor_bytes(v) for k, v in layers]
+    assert len(cache.layers) == sizing.config.layers
+    storage = _kv(cache, _storage)
     assert storage == _per_layer(sizing, "peak")
-    assert in_tensors == _per_layer(sizing, "in_tensors_after_prompt")
+    assert _kv(cache, _tensor_bytes) == _per_layer(sizing, "in_tensors_after_prompt")
     assert sum(storage) == sizing.kv.kv_cache_bytes == payload(sizing)["kv_cache_bytes"]
+    states = _states(cache)
+    assert states == _state_per_layer(sizing)
+    assert sum(states) == sizing.state.state_bytes == payload(sizing)["state_bytes"]
 
     with torch.no_grad():
         model(input_ids=_prompt(torch, model, 1), cache=cache, use_cache=True)
     decoding = size_model(folder, tokens=PROMPT + 1, sequences=BATCH)
-    after = [_storage(k) + _storage(v) for k, v in _layer_tensors(cache)]
+    after = _kv(cache, _storage)
     assert after == _per_layer(decoding, "decoding")
     assert sum(after) == decoding.kv.kv_cache_decoding_bytes
+    assert _states(cache) == _state_per_layer(decoding)  # constant in tokens
 
 
 def test_static_cache_allocation(saved: Any, transformers: ModuleType, torch: ModuleType) -> None:
@@ -333,9 +366,10 @@ def test_static_cache_allocation(saved: Any, transformers: ModuleType, torch: Mo
     cache = transformers.StaticCache(config=model.config, max_cache_len=maximum)
     with torch.no_grad():
         model(input_ids=_prompt(torch, model), cache=cache, use_cache=True)
-    allocated = [_tensor_bytes(k) + _tensor_bytes(v) for k, v in _layer_tensors(cache)]
+    allocated = _kv(cache, _tensor_bytes)
     assert allocated == _per_layer(sizing, "peak")
     assert sum(allocated) == sizing.kv.kv_cache_bytes
+    assert _states(cache) == _state_per_layer(sizing)
 
 
 def test_generate_leaves_the_decoding_figure(saved: Any, torch: ModuleType) -> None:
@@ -351,10 +385,12 @@ def test_generate_leaves_the_decoding_figure(saved: Any, torch: ModuleType) -> N
             pad_token_id=0,
         )
     cached = PROMPT + new_tokens - 1  # the last generated token is never fed back
-    assert out.cache.get_seq_length() == cached
+    if any(_holds_kv(layer) for layer in out.cache.layers):
+        # (A cache of states only has no sequence length: Transformers raises.)
+        assert out.cache.get_seq_length() == cached
     sizing = size_model(folder, tokens=cached, sequences=BATCH)
-    held = [_storage(k) + _storage(v) for k, v in _layer_tensors(out.cache)]
-    assert held == _per_layer(sizing, "decoding")
+    assert _kv(out.cache, _storage) == _per_layer(sizing, "decoding")
+    assert _states(out.cache) == _state_per_layer(sizing)
 
 
 def test_weights_from_safetensors_and_from_the_config(saved: Any, torch: ModuleType) -> None:

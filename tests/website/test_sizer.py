@@ -506,7 +506,7 @@ def test_a_bad_config_says_why_in_one_line_and_keeps_the_form(
     page.on("pageerror", lambda error: errors.append(str(error)))
     reasons = {
         "{not json": "config_not_json",
-        json.dumps({"model_type": "jamba", "num_hidden_layers": 4}): "recurrent_state",
+        json.dumps({"model_type": "zamba2", "num_hidden_layers": 4}): "recurrent_state",
         json.dumps({"model_type": "llama", "num_hidden_layers": 4.0}): "bad_key",
         "x" * (2**20 + 1): "config_too_large",
     }

@@ -346,6 +346,8 @@ def _model_rows(s: ModelSizing, lang: str) -> list[list[str]]:
         rows.append([label, blank, blank, blank, *_byte_cells(Fraction(t.bytes), lang)])
     for g in s.kv.groups:
         layout = g.layout
+        if layout.layout == "none" and layout.kind != "dummy":
+            continue  # a layer that keeps a state and no KV: its state's row below
         kind = message(f"layer_kind_{layout.kind}", lang)
         label = message("model_kv_layers", lang, kind=kind)
         if layout.layout != "per_head":
@@ -360,6 +362,11 @@ def _model_rows(s: ModelSizing, lang: str) -> list[list[str]]:
                 *_byte_cells(g.kv_cache_bytes, lang),
             ]
         )
+    for state in s.state.groups:
+        kind = message(f"layer_kind_{state.kind}", lang)
+        label = message("model_state_layers", lang, kind=kind)
+        count = format_number(state.count, 0, lang)
+        rows.append([label, count, "-", "-", *_byte_cells(state.state_bytes, lang)])
     rows.append(
         [message("reserve", lang), blank, blank, blank, *_byte_cells(s.reserve_bytes, lang)]
     )

@@ -59,8 +59,36 @@ def rows(lang: str, words: dict[str, Any]) -> list[list[str]]:
             cls = "-"
             how = words["described_code"][lang]
             active = words["active_unknown"][lang]
-        result.append([f"`{model_type}`", cls, how, active])
+        result.append([f"`{model_type}`", cls, how, active, _cache_cell(model_type, lang, words)])
     return result
+
+
+def cache_kinds(model_type: str) -> tuple[list[str], list[str]]:
+    """The layer kinds a family's layers may take (its recipe's `layer_kind` rule, `chunk` and
+    `states`; a hand-described family: full and sliding), and those that keep a state."""
+    described = recipe(model_type)
+    if described is None:
+        return [model_config.FULL, model_config.SLIDING], []
+    data = described.data
+    states = sorted(data.get("states", {}))
+    rule = str(data.get("layer_kind", ""))
+    named = set(re.findall(r"'([a-z_]+)'", rule))
+    if not named:
+        named = {model_config.FULL}
+        if data.get("defaults", {}).get("sliding_window") is not None or data.get("window"):
+            named.add(model_config.SLIDING)
+    if data.get("chunk") is not None:
+        named.add(model_config.CHUNKED)
+    kinds = sorted(named | set(states))
+    return kinds, states
+
+
+def _cache_cell(model_type: str, lang: str, words: dict[str, Any]) -> str:
+    kinds, states = cache_kinds(model_type)
+    cell = ", ".join(f"`{k}`" for k in kinds)
+    if states:
+        cell += "; " + words["states"][lang].format(kinds=", ".join(f"`{k}`" for k in states))
+    return cell
 
 
 def page_markdown(lang: str, words: dict[str, Any] | None = None) -> str:
@@ -70,7 +98,7 @@ def page_markdown(lang: str, words: dict[str, Any] | None = None) -> str:
         "| " + " | ".join("---" for _ in w["table"][lang]) + " |",
         *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows(lang, w)),
     ]
-    refused = ", ".join(f"`{t}`" for t in sorted(model_config._STATE_FAMILIES))
+    refused = ", ".join(f"`{t}`" for t in model_config.refused_state_families())
     return "\n".join(
         [
             "---",

@@ -180,7 +180,7 @@ CONFIGS: Final[dict[str, dict[str, Any]]] = {
 BAD_CONFIGS: Final[dict[str, str]] = {
     "not-json": '{"model_type": "llama",',
     "array": "[1, 2]",
-    "jamba": json.dumps({**SMALL, "model_type": "jamba"}),
+    "zamba2": json.dumps({**SMALL, "model_type": "zamba2"}),
     "mamba-key": json.dumps({**SMALL, "mamba_d_state": 16}),
     "nested-state": json.dumps({"model_type": "x", "text_config": SMALL, "ssm_cfg": {}}),
     # An encoder: no decoder family (GPT-2, refused once, is now described as data).
@@ -311,6 +311,7 @@ def _sized(text: str, options: dict[str, Any]) -> dict[str, Any]:
             "head_dim": config.head_dim,
             "layer_kinds": list(config.layer_kinds),
             "sliding_window": config.sliding_window,
+            "chunk_window": config.chunk_window,
             # The recipe's (None and 0 for a family counted by hand).
             "active_parameters": None if counts is None else counts.active,
             "float32_parameters": 0 if counts is None else counts.float32,
@@ -333,6 +334,7 @@ def _sized(text: str, options: dict[str, Any]) -> dict[str, Any]:
             }
             for g in kv.groups
         ],
+        "state_bytes": _exact(sizing.state.state_bytes),
         "reserve_bytes": _exact(sizing.reserve_bytes),
         "total_bytes": _exact(sizing.total_bytes),
         "caveats": list(sizing.caveats),

@@ -321,6 +321,13 @@ TEXTS: Final[dict[str, str]] = {
     "model_kv_layers": N_("KV cache, {kind}"),
     "layer_kind_full_attention": N_("full attention"),
     "layer_kind_sliding_attention": N_("sliding window"),
+    "layer_kind_chunked_attention": N_("chunked attention"),
+    "layer_kind_hybrid": N_("hybrid, full attention"),
+    "layer_kind_hybrid_sliding": N_("hybrid, sliding window"),
+    "layer_kind_dummy": N_("shared KV, holds none"),
+    "layer_kind_linear_attention": N_("linear attention or SSM"),
+    "layer_kind_conv": N_("short convolution"),
+    "model_state_layers": N_("Layer states, {kind}"),
     "model_total": N_("Total"),
     "model_partial_title": N_(
         "{model_type}: a family whose cache is not known here; {parameters} parameters, "

@@ -21,6 +21,18 @@ from iteragpu.models.json_reader import json_loads as _json_loads
 
 FULL: Final = "full_attention"
 SLIDING: Final = "sliding_attention"
+# Transformers 5.24's other cache layer types (cache_utils.py), read where a family's recipe
+# describes them: chunked attention (a sliding cache whose window is the chunk: Llama 4), layers
+# that keep a state and no KV (Mamba, linear attention, short convolutions), both in one layer,
+# and a layer that holds nothing (it reads another layer's KV).
+CHUNKED: Final = "chunked_attention"
+LINEAR: Final = "linear_attention"
+CONV: Final = "conv"
+HYBRID: Final = "hybrid"
+HYBRID_SLIDING: Final = "hybrid_sliding"
+DUMMY: Final = "dummy"
+SLIDING_KINDS: Final = frozenset({SLIDING, HYBRID_SLIDING})
+STATE_ONLY_KINDS: Final = frozenset({LINEAR, CONV, DUMMY})
 
 # Transformers 5.24's defaults, per family, for the keys a saved config may omit.
 _LLAMA: Final[dict[str, Any]] = {
@@ -93,7 +105,12 @@ FAMILIES: Final[dict[str, Family]] = {
 }
 
 # A multimodal config's decoder family, when its `text_config` does not name one.
-_TEXT_MODEL_TYPES: Final = {"gemma3": "gemma3_text", "llava": "llama", "mistral3": "mistral"}
+_TEXT_MODEL_TYPES: Final = {
+    "gemma3": "gemma3_text",
+    "llava": "llama",
+    "mistral3": "mistral",
+    "llama4": "llama4_text",
+}
 
 # Families whose layers keep a recurrent state (Mamba, linear attention) beside or instead of a
 # KV cache; its size depends on per-kind state shapes this package does not model.
@@ -122,6 +139,15 @@ _STATE_FAMILIES: Final = frozenset(
     }
 )
 _STATE_KEYS: Final = ("ssm_cfg", "mamba_d_state", "layers_block_type", "linear_attn_config")
+
+
+def refused_state_families() -> list[str]:
+    """The families whose layers keep a state and which no recipe describes: refused."""
+    from iteragpu.models.recipe import recipe_types
+
+    return sorted(_STATE_FAMILIES - set(recipe_types()))
+
+
 _CACHE_KINDS: Final = frozenset({FULL, SLIDING})
 
 
@@ -165,6 +191,9 @@ class ModelConfig(Record):
     mla: MlaConfig | None
     # The config's values over the family's defaults: what a family recipe counts from.
     values: Mapping[str, Any] | None = None
+    chunk_window: int | None = None  # chunked-attention layers' window (Llama 4)
+    # A multimodal wrapper's whole config (its vision_config, projector keys), else None.
+    outer_values: Mapping[str, Any] | None = None
 
     @property
     def family(self) -> Family:
@@ -301,25 +330,18 @@ def _parse_decoder(
             key="num_hidden_layers",
             value=str(layers),
         )
-    heads = read.positive("num_attention_heads")
     hidden = read.positive("hidden_size")
-    attention = _recipe_attention(model_type, read)
-    kv_heads = attention.get("kv_heads") or read.optional_positive("num_key_value_heads") or heads
-    if heads % kv_heads:
-        raise ConfigError(
-            "{where}: num_attention_heads ({heads}) is not a multiple of num_key_value_heads "
-            "({kv_heads})",
-            "bad_key",
-            where=where,
-            heads=str(heads),
-            kv_heads=str(kv_heads),
-        )
-    head_dim = attention.get("head_dim") or read.optional_positive("head_dim") or hidden // heads
-    if head_dim == 0:
-        raise ConfigError(
-            "{where}: hidden_size is smaller than num_attention_heads", "bad_key", where=where
-        )
-    kinds, window = _layer_kinds(read, model_type, layers)
+    if _recipe_key(model_type, "no_attention"):
+        heads = kv_heads = head_dim = 0  # Mamba: no layer attends, none holds a KV
+    else:
+        heads, kv_heads, head_dim = _heads(read, model_type, hidden)
+    kinds, window, chunk = _layer_kinds(read, model_type, layers)
+    if model_type not in FAMILIES:
+        from iteragpu.models.recipe import recipe
+
+        described = recipe(model_type)
+        if described is not None and described.data.get("require"):
+            described.check(described.scope(read.raw, where))
     tie = outer.get("tie_word_embeddings", read.raw.get("tie_word_embeddings"))
     dtype = next(
         (c.get(k) for c in (text, outer) for k in ("dtype", "torch_dtype") if c.get(k)), None
@@ -346,7 +368,42 @@ def _parse_decoder(
         mla=_mla(read, text) if family.mla else None,
         # The tie the model is built with: a multimodal wrapper's own key wins (Gemma-3).
         values={**read.raw, "tie_word_embeddings": read.boolean_value("tie_word_embeddings", tie)},
+        chunk_window=chunk,
+        outer_values=outer if outer_type is not None else None,
     )
+
+
+def _heads(read: _Reader, model_type: str, hidden: int) -> tuple[int, int, int]:
+    """Query heads, KV heads and the head size."""
+    where = read.where
+    heads = read.positive("num_attention_heads")
+    attention = _recipe_attention(model_type, read)
+    kv_heads = attention.get("kv_heads") or read.optional_positive("num_key_value_heads") or heads
+    if heads % kv_heads:
+        raise ConfigError(
+            "{where}: num_attention_heads ({heads}) is not a multiple of num_key_value_heads "
+            "({kv_heads})",
+            "bad_key",
+            where=where,
+            heads=str(heads),
+            kv_heads=str(kv_heads),
+        )
+    head_dim = attention.get("head_dim") or read.optional_positive("head_dim") or hidden // heads
+    if head_dim == 0:
+        raise ConfigError(
+            "{where}: hidden_size is smaller than num_attention_heads", "bad_key", where=where
+        )
+    return heads, kv_heads, head_dim
+
+
+def _recipe_key(model_type: str, key: str) -> Any:
+    """A key of the family's recipe (None for a hand-described family or none)."""
+    if model_type in FAMILIES:
+        return None
+    from iteragpu.models.recipe import recipe
+
+    described = recipe(model_type)
+    return None if described is None else described.data.get(key)
 
 
 def _aliased(model_type: str, text: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -403,6 +460,11 @@ def _window(read: _Reader, model_type: str) -> int | None:
 
 def _refuse_state(config: Mapping[str, Any], where: str) -> None:
     model_type = config.get("model_type")
+    if isinstance(model_type, str) and model_type not in FAMILIES:
+        from iteragpu.models.recipe import recipe
+
+        if recipe(model_type) is not None:
+            return  # its recipe describes its states
     # A model_type that is not a string (a list, an object) names no family, stateful or not.
     stateful = isinstance(model_type, str) and model_type in _STATE_FAMILIES
     keys = [key for key in _STATE_KEYS if key in config]
@@ -417,14 +479,18 @@ def _refuse_state(config: Mapping[str, Any], where: str) -> None:
         )
 
 
-def _layer_kinds(read: _Reader, model_type: str, layers: int) -> tuple[tuple[str, ...], int | None]:
-    """Each layer's kind and the sliding window, by Transformers' rules for the family."""
+def _layer_kinds(
+    read: _Reader, model_type: str, layers: int
+) -> tuple[tuple[str, ...], int | None, int | None]:
+    """Each layer's kind, the sliding window and the chunked layers' window, by Transformers'
+    rules for the family."""
     window = _window(read, model_type)
     if model_type in ("qwen2", "qwen3") and not read.boolean("use_sliding_window"):
         window = None  # Transformers drops the window unless use_sliding_window is true
+    allowed = _allowed_kinds(model_type)
     declared = read.raw.get("layer_types")
     if declared is not None:
-        kinds = _declared_kinds(declared, layers, read.where)
+        kinds = _declared_kinds(declared, layers, read.where, allowed)
     elif model_type == "gemma2":
         kinds = tuple(SLIDING if (i + 1) % 2 else FULL for i in range(layers))
     elif model_type == "gemma3_text":
@@ -444,19 +510,51 @@ def _layer_kinds(read: _Reader, model_type: str, layers: int) -> tuple[tuple[str
         assert described is not None  # parse_config refused the family otherwise
         scope = Scope(read.raw, read.where)
         kinds = tuple(described.layer_kind(scope, i) for i in range(layers))
-        _refuse_unknown_kinds(kinds, read.where)
+        _refuse_unknown_kinds(kinds, read.where, allowed)
     else:
         # Transformers' rule for a config without layer_types: every layer slides when the
         # config has a sliding window.
         kinds = tuple(SLIDING if window is not None else FULL for _ in range(layers))
-    if SLIDING in kinds and window is None:
+    if SLIDING_KINDS & set(kinds) and window is None:
         raise ConfigError(
             "{where}: sliding layers without a sliding_window", "no_window", where=read.where
         )
-    return kinds, window if SLIDING in kinds else None
+    chunk = None
+    if CHUNKED in kinds:
+        rule = _recipe_key(model_type, "chunk")
+        from iteragpu.models.recipe import Scope
+
+        value = Scope(read.raw, read.where).evaluate(rule)
+        if value is None:
+            raise ConfigError(
+                "{where}: chunked attention layers without attention_chunk_size",
+                "no_window",
+                where=read.where,
+            )
+        chunk = read.positive_value("attention_chunk_size", value)
+    return kinds, window if SLIDING_KINDS & set(kinds) else None, chunk
 
 
-def _declared_kinds(declared: Any, layers: int, where: str) -> tuple[str, ...]:
+def _allowed_kinds(model_type: str) -> frozenset[str]:
+    """The layer kinds whose cache the reader models for the family: full and sliding
+    attention, and, where its recipe describes them, chunked attention (`chunk`), the kinds
+    that keep a state (`states`) and layers that hold nothing."""
+    if model_type in FAMILIES:
+        return _CACHE_KINDS
+    from iteragpu.models.recipe import recipe
+
+    described = recipe(model_type)
+    if described is None:
+        return _CACHE_KINDS
+    extra = set(described.data.get("states", {})) | {DUMMY}
+    if described.data.get("chunk") is not None:
+        extra.add(CHUNKED)
+    return _CACHE_KINDS | extra
+
+
+def _declared_kinds(
+    declared: Any, layers: int, where: str, allowed: frozenset[str]
+) -> tuple[str, ...]:
     if not isinstance(declared, list) or not all(isinstance(k, str) for k in declared):
         raise ConfigError("{where}: layer_types is not a list of names", "bad_key", where=where)
     if len(declared) != layers:
@@ -468,20 +566,21 @@ def _declared_kinds(declared: Any, layers: int, where: str) -> tuple[str, ...]:
             layers=str(layers),
         )
     kinds = tuple(str(kind) for kind in declared)
-    _refuse_unknown_kinds(kinds, where)
+    _refuse_unknown_kinds(kinds, where, allowed)
     return kinds
 
 
-def _refuse_unknown_kinds(kinds: tuple[str, ...], where: str) -> None:
+def _refuse_unknown_kinds(kinds: tuple[str, ...], where: str, allowed: frozenset[str]) -> None:
     """Refuse a layer kind whose cache is not modelled, declared or given by a recipe."""
-    unknown = sorted(set(kinds) - _CACHE_KINDS)
+    unknown = sorted(set(kinds) - allowed)
     if unknown:
         raise UnsupportedModelError(
             "{where}: layer kind {kind!r} keeps a state whose size is not known here (known: "
-            "full_attention, sliding_attention): nothing is guessed",
+            "{known}): nothing is guessed",
             "unknown_layer_kind",
             where=where,
             kind=unknown[0],
+            known=", ".join(sorted(allowed)),
         )
 
 

@@ -8,7 +8,13 @@ Layouts (values cached per token, per layer):
   with an MLA kernel (vLLM, SGLang) do;
 - `mla_per_head`: the same layers with keys and values expanded per head,
   `heads x (qk_nope_head_dim + qk_rope_head_dim) + heads x v_head_dim`, as attention consumes
-  them and as an engine without an MLA kernel caches them.
+  them and as an engine without an MLA kernel caches them;
+- `none`: a layer that keeps no KV (a Mamba, linear-attention or short-convolution layer, whose
+  state iteragpu.models.state sizes; a layer that reads another layer's KV).
+
+Chunked attention (Llama 4) is cached as a sliding layer whose window is the chunk, as
+Transformers 5.24 does (DynamicSlidingWindowLayer for both); a hybrid layer's KV is a full or a
+sliding layer's.
 
 Caches (T = tokens per sequence, W = a sliding layer's window, M = the static length, M >= T):
 - `static` (Transformers' StaticCache): allocated up front; a full layer holds M tokens, a
@@ -29,12 +35,13 @@ from typing import Final, Literal
 from iteragpu.core.kv_cache import MAX_TOKENS, cached_values_bytes
 from iteragpu.core.numbers import limit_text
 from iteragpu.core.records import Record
-from iteragpu.models.config import FULL, SLIDING, ModelConfig
+from iteragpu.models.config import CHUNKED, SLIDING_KINDS, STATE_ONLY_KINDS, ModelConfig
 from iteragpu.models.errors import ModelInputError
 
 PER_HEAD: Final = "per_head"
 MLA_LATENT: Final = "mla_latent"
 MLA_PER_HEAD: Final = "mla_per_head"
+NO_KV: Final = "none"
 MlaLayout = Literal["mla_latent", "mla_per_head"]
 CacheKind = Literal["dynamic", "static"]
 CACHE_KINDS: Final = ("dynamic", "static")
@@ -43,7 +50,7 @@ CACHE_KINDS: Final = ("dynamic", "static")
 class LayerLayout(Record):
     """What one decoder layer caches per token."""
 
-    kind: str  # FULL or SLIDING
+    kind: str  # a cache layer type: FULL, SLIDING, CHUNKED, HYBRID... (config.py)
     window: int | None
     layout: str  # PER_HEAD, MLA_LATENT or MLA_PER_HEAD
     heads: int  # KV heads (per_head), query heads (mla_per_head), 1 (mla_latent)
@@ -69,7 +76,15 @@ def layer_layouts(config: ModelConfig, mla_layout: MlaLayout = "mla_latent") -> 
 
 
 def _layout(config: ModelConfig, kind: str, mla_layout: MlaLayout) -> LayerLayout:
-    window = config.sliding_window if kind == SLIDING else None
+    if kind in STATE_ONLY_KINDS:
+        return LayerLayout(kind, None, NO_KV, 0, 0, 0)
+    window = (
+        config.sliding_window
+        if kind in SLIDING_KINDS
+        else config.chunk_window
+        if kind == CHUNKED
+        else None
+    )
     mla = config.mla
     if mla is None:
         return LayerLayout(kind, window, PER_HEAD, config.kv_heads, *[config.head_dim] * 2)
@@ -128,7 +143,9 @@ def tokens_held(layout: LayerLayout, tokens: int, cache: Cache) -> TokensHeld:
             tokens=str(tokens),
         )
     length = cache.length(tokens)
-    if layout.kind == FULL:
+    if layout.layout == NO_KV:
+        return TokensHeld(0, 0, 0)
+    if layout.window is None:
         return TokensHeld(length, length, length)
     window = layout.window
     assert window is not None  # a sliding layer always has its window (config.py)
@@ -151,12 +168,14 @@ class LayerGroup(Record):
     @property
     def kv_bytes_per_token(self) -> Fraction:
         """All `count` layers, one sequence, one token, before any window."""
+        if self.layout.values_per_token == 0:
+            return Fraction(0)  # a layer that keeps no KV
         return self.count * cached_values_bytes(
             self.layout.values_per_token, 1, self.bytes_per_value
         )
 
     def _bytes(self, tokens: int) -> Fraction:
-        if tokens == 0:
+        if tokens == 0 or self.layout.values_per_token == 0:
             return Fraction(0)
         return self.count * cached_values_bytes(
             self.layout.values_per_token, tokens, self.bytes_per_value, self.sequences

@@ -11,7 +11,10 @@ routed experts a token does not use left out; `parameters` for a dense model; nu
 family's recipe cannot tell), `weights_source`, `weights_bytes`,
 `kv_bytes_per_token` (one sequence, all layers, before windows), `kv_cache_bytes` (the asked
 tokens and sequences, after windows, under the stated cache semantics), `layers` (per kind and
-layout: counts, windows, tokens held), `total_bytes` (weights + KV + reserve); each byte figure
+layout: counts, windows, tokens held), `state_bytes` (the conv and recurrent states of Mamba,
+linear-attention and short-convolution layers: constant in tokens, per sequence; 0 for a model
+without them) with `states` (per layer kind: counts and tensors), `total_bytes` (weights + KV +
+states + reserve); each byte figure
 is an integer under `*_bytes` (rounded up when a fractional byte per value makes it fractional;
 `*_bytes_exact` then holds the exact decimal), with `*_gb`/`*_gib` beside it as exact decimal
 text. A value that is not known is null. Beside them: `weights_formats` (per format and dtype:
@@ -55,6 +58,7 @@ from iteragpu.models.parameters import (
     count_parameters,
     float32_parameters,
 )
+from iteragpu.models.state import StateEstimate, estimate_state, layer_states, needs_model_dtype
 from iteragpu.models.tensors import INTEGER, WeightsInventory
 
 if TYPE_CHECKING:
@@ -116,6 +120,7 @@ class ModelSizing(Record):
     mla_alternative: KVEstimate | None
     reserve_gib: Fraction
     caveats: tuple[str, ...]
+    state: StateEstimate
     preset: Preset | None = None  # the published config read by name, when `path` is a name
 
     @property
@@ -124,7 +129,12 @@ class ModelSizing(Record):
 
     @property
     def total_bytes(self) -> Fraction:
-        return self.weights.byte_count + self.kv.kv_cache_bytes + self.reserve_bytes
+        return (
+            self.weights.byte_count
+            + self.kv.kv_cache_bytes
+            + self.state.state_bytes
+            + self.reserve_bytes
+        )
 
 
 def size_model(
@@ -143,10 +153,12 @@ def size_model(
 ) -> ModelSizing:
     """Size the model at `path` for `tokens` tokens of context and `sequences` sequences.
 
-    `kv_bytes_per_value` or `kv_dtype` (default: the config's `dtype`) sets the cache's bytes
-    per value; `bits` or `dtype` (default: the config's `dtype`) sets the weights' when they
-    come from the config, and is refused when the weights come from files. `cache` is `dynamic`
-    (Transformers' default) or `static` (length `static_max_tokens`, default `tokens`).
+    `kv_bytes_per_value` or `kv_dtype` (default: the model's dtype, `dtype` else the config's)
+    sets the attention cache's bytes per value; `bits` or `dtype` (default: the config's
+    `dtype`) sets the weights' when they come from the config, and is refused when the weights
+    come from files. The layers' states take the model's dtype (or float32, per the family).
+    `cache` is `dynamic` (Transformers' default) or `static` (length `static_max_tokens`,
+    default `tokens`).
     """
     path = Path(path)
     _check_count("tokens", tokens, MAX_TOKENS)
@@ -176,7 +188,8 @@ def size_model(
 
         preset = find_preset(str(path))
     weights = _weights(config, inventory, bits, dtype)
-    per_value = _kv_bytes_per_value(config, kv_bytes_per_value, kv_dtype)
+    per_value = _kv_bytes_per_value(config, kv_bytes_per_value, kv_dtype, dtype)
+    state = estimate_state(config, _model_bytes_per_value(config, dtype), sequences)
     kv = estimate_kv(layer_layouts(config, mla_layout), tokens, per_value, sequences, cache_rules)
     alternative = None
     if config.mla is not None:
@@ -184,7 +197,22 @@ def size_model(
         layouts = layer_layouts(config, other)
         alternative = estimate_kv(layouts, tokens, per_value, sequences, cache_rules)
     caveats = _caveats(config, weights, kv, mla_layout)
-    return ModelSizing(path, config, weights, kv, alternative, reserve, caveats, preset)
+    return ModelSizing(path, config, weights, kv, alternative, reserve, caveats, state, preset)
+
+
+def _model_bytes_per_value(config: ModelConfig, dtype: str | None) -> Fraction | None:
+    """The model's bytes per value (`dtype`, else the config's), where a state takes it; None
+    where no layer keeps such a state."""
+    if not needs_model_dtype(layer_states(config)):
+        return None
+    if dtype is not None:
+        return dtype_bytes(dtype, "--dtype")
+    if config.dtype is None:
+        raise ModelInputError(
+            "the config states no dtype, which this model's layer states take: give --dtype",
+            "no_state_dtype",
+        )
+    return dtype_bytes(config.dtype, "dtype (config.json)")
 
 
 def _check_count(what: str, value: int, maximum: int) -> None:
@@ -306,7 +334,10 @@ def _weights(
 
 
 def _kv_bytes_per_value(
-    config: ModelConfig, per_value: Fraction | int | None, kv_dtype: str | None
+    config: ModelConfig,
+    per_value: Fraction | int | None,
+    kv_dtype: str | None,
+    dtype: str | None = None,
 ) -> Fraction:
     if per_value is not None and kv_dtype is not None:
         raise ModelInputError(
@@ -324,6 +355,8 @@ def _kv_bytes_per_value(
                 value=exact_decimal_text(value),
             )
         return value
+    if dtype is not None:
+        return dtype_bytes(dtype, "--dtype")  # the model's dtype, as Transformers caches
     if config.dtype is None:
         raise ModelInputError(
             "the config states no dtype: give --kv-dtype or --kv-bytes-per-value", "no_kv_dtype"
@@ -419,6 +452,45 @@ def _weights_json(weights: Weights) -> dict[str, Any]:
         **byte_fields("weights", weights.byte_count, "GB", "GiB"),
         "weights_files": None if inventory is None else list(inventory.files),
         "weights_formats": formats,
+        # Read with the checkpoint's quantization_config (iteragpu.models.quantized), else null.
+        "weights_roles": None
+        if inventory is None or inventory.layout is None
+        else [
+            {
+                "role": g.role,
+                "dtype": g.dtype,
+                "tensors": g.tensors,
+                "bytes": g.bytes,
+                "parameters": g.parameters,
+            }
+            for g in inventory.layout.roles
+        ],
+        "parameters_unknown_reason": None
+        if inventory is None
+        else inventory.parameters_unknown_reason,
+    }
+
+
+def _state_json(state: StateEstimate) -> dict[str, Any]:
+    return {
+        **byte_fields("state", state.state_bytes, "GB", "GiB"),
+        "states": [
+            {
+                "kind": group.kind,
+                "count": group.count,
+                "tensors": [
+                    {
+                        "name": tensor.name,
+                        "elements_per_sequence": tensor.elements,
+                        "dtype": "float32" if tensor.float32 else "model",
+                        **byte_fields("layer", group.tensor_bytes(tensor)),
+                    }
+                    for tensor in group.tensors
+                ],
+                **byte_fields("state", group.state_bytes, "GiB"),
+            }
+            for group in state.groups
+        ],
     }
 
 
@@ -466,6 +538,7 @@ def payload(sizing: ModelSizing) -> dict[str, Any]:
         },
         **_kv_json(kv),
         "mla_alternative": None if alternative is None else _kv_json(alternative),
+        **_state_json(sizing.state),
         "reserve_gib": exact_decimal_text(sizing.reserve_gib),
         **byte_fields("reserve", sizing.reserve_bytes),
         **byte_fields("total", sizing.total_bytes, "GB", "GiB"),
@@ -557,6 +630,7 @@ def partial_payload(sizing: PartialSizing) -> dict[str, Any]:
         "cache": None,
         **_unknown_kv_json(),
         "mla_alternative": None,
+        **dict.fromkeys(["state_bytes", "state_bytes_exact", "state_gb", "state_gib", "states"]),
         "cache_unknown_reason": sizing.cache_reason,
         "reserve_gib": exact_decimal_text(sizing.reserve_gib),
         **byte_fields("reserve", sizing.reserve_bytes),

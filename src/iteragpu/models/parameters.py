@@ -28,7 +28,7 @@ def recipe_counts(config: ModelConfig) -> Counts | None:
     described = recipe(config.model_type)
     if described is None or config.values is None:
         return None
-    return count(described, described.scope(config.values, "config.json"), config.layers)
+    return count(described, described.scope(config.values, "config.json"), config.layer_kinds)
 
 
 def active_parameters(config: ModelConfig) -> int | None:

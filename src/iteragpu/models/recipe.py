@@ -19,10 +19,27 @@ from another):
   "n_embd"`; a dotted name reads a nested object, `"attn_config.kv_n_heads"`);
 - `attention`: `kv_heads` and `head_dim` as expressions, where the family computes them
   otherwise than from `num_key_value_heads` and `head_dim` (Falcon's multi-query attention);
-- `layer_kind`: each layer's attention kind when the config has no `layer_types`, an expression
-  giving "full_attention" or "sliding_attention";
+- `layer_kind`: each layer's kind when the config has no `layer_types`, an expression giving
+  one of Transformers 5.24's cache layer types (cache_utils.py's LAYER_TYPE_MAPPING):
+  "full_attention", "sliding_attention", "chunked_attention" (a sliding cache whose window is
+  `chunk`: Llama 4), "linear_attention" and "conv" (a state, no KV: Mamba, Gated DeltaNet,
+  short convolutions), "hybrid" (a state and a full KV in one layer: Falcon-H1),
+  "hybrid_sliding", "dummy" (nothing: a layer that reads another layer's KV);
 - `window`: the sliding window, an expression (None: no window), where the family's config
-  class drops the config's `sliding_window` (Qwen2-MoE's is 0 unless `use_sliding_window`).
+  class drops the config's `sliding_window` (Qwen2-MoE's is 0 unless `use_sliding_window`);
+- `chunk`: the chunked-attention layers' window, an expression (`attention_chunk_size`);
+- `states`: per layer kind, the tensors a layer of that kind keeps in the cache whatever the
+  tokens, each `{"name", "count", "dtype"}`: `count` the elements per sequence (an expression,
+  `layer` and `kind` known), `dtype` "model" (the model's dtype) or "float32" (a recurrent
+  state Transformers keeps in float32 in a bfloat16 model), `name` the cache's attribute
+  (`conv_states[0]`, `recurrent_states[0]`);
+- `no_attention`: true for a family without attention heads (Mamba): no heads are read and no
+  layer holds a KV.
+- `require`: conditions the family's config class enforces, each `{"holds": expr, "key":
+  name}`: a config where one fails describes no model Transformers builds, and is refused
+  naming `key` (Mamba-2: `expand * hidden_size == num_heads * head_dim`).
+
+In `layer` terms, `layer` is the layer's index and `kind` its kind.
 
 Expressions are a small, safe subset of Python: integers, booleans, None, strings, names of
 config values, `+ - * // %`, comparisons (`is None` too), `and or not`, `x if c else y`,
@@ -42,6 +59,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+from iteragpu.core.records import Record
 from iteragpu.models.errors import ConfigError
 from iteragpu.models.json_reader import json_loads
 
@@ -79,6 +97,13 @@ def _parsed(expression: str) -> ast.expr:
     except SyntaxError as error:
         raise RecipeError(f"not an expression: {expression!r}") from error
     return tree.body
+
+
+def _reads(expression: str | int, name: str) -> bool:
+    """Whether `expression` reads the value `name`."""
+    if not isinstance(expression, str):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(_parsed(expression)))
 
 
 class Scope:
@@ -226,6 +251,18 @@ class Recipe:
             scope.values[key] = scope.evaluate(expression)
         return scope
 
+    def check(self, scope: Scope) -> None:
+        """Refuse a config that breaks one of the family's `require` conditions."""
+        for rule in self.data.get("require", []):
+            if not scope.evaluate(rule["holds"]):
+                raise ConfigError(
+                    "{where}: {key} does not agree with the family's other sizes ({rule})",
+                    "bad_key",
+                    where=scope.where,
+                    key=rule["key"],
+                    rule=rule["holds"][:80],
+                )
+
     def layer_kind(self, scope: Scope, layer: int) -> str:
         expression = self.data.get("layer_kind", "'full_attention'")
         kind = scope.evaluate(expression, layer=layer)
@@ -272,15 +309,52 @@ def _terms(scope: Scope, terms: list[Mapping[str, Any]], counts: Counts, **extra
         counts.add(count, active, term.get("dtype") == "float32")
 
 
-def count(recipe: Recipe, scope: Scope, layers: int) -> Counts:
-    """The parameters Transformers builds for the family, per the recipe."""
+def count(recipe: Recipe, scope: Scope, kinds: tuple[str, ...]) -> Counts:
+    """The parameters Transformers builds for the family, per the recipe (`kinds`: each
+    layer's kind, in order)."""
     counts = Counts()
     data = recipe.data
     _terms(scope, data.get("embeddings", []), counts)
-    for index in range(layers):
-        _terms(scope, data.get("layer", []), counts, layer=index)
+    for index, kind in enumerate(kinds):
+        _terms(scope, data.get("layer", []), counts, layer=index, kind=kind)
     _terms(scope, data.get("final", []), counts)
     return counts
+
+
+class StateTensor(Record):
+    """One tensor a layer keeps in the cache whatever the tokens, for one sequence."""
+
+    name: str  # the cache's attribute: conv_states[0], recurrent_states[0]
+    elements: int
+    float32: bool  # kept in float32 whatever the model's dtype
+
+
+def states(
+    recipe: Recipe, scope: Scope, kinds: tuple[str, ...]
+) -> tuple[tuple[StateTensor, ...], ...]:
+    """Per layer, the state tensors its kind keeps (empty for attention-only kinds)."""
+    rules = recipe.data.get("states", {})
+    made: dict[str, tuple[StateTensor, ...]] = {}
+    result = []
+    for index, kind in enumerate(kinds):
+        terms = rules.get(kind, [])
+        # Layers of one kind share their states unless a count reads the layer's index (a
+        # config may declare 100,000 layers).
+        if kind in made:
+            result.append(made[kind])
+            continue
+        layer_tensors = tuple(
+            StateTensor(
+                term["name"],
+                scope.count(term["count"], layer=index, kind=kind),
+                term.get("dtype", "model") == "float32",
+            )
+            for term in terms
+        )
+        if not any(_reads(term["count"], "layer") for term in terms):
+            made[kind] = layer_tensors
+        result.append(layer_tensors)
+    return tuple(result)
 
 
 def _load(model_type: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
