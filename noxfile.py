@@ -25,6 +25,8 @@ SITE = ROOT / "site"
 TORCH = "torch==2.13.0"
 # The Transformers whose cache semantics `iteragpu.models` states (tests/models pins it too).
 TRANSFORMERS = "transformers==5.24.0"
+# Quantized checkpoints written by the library itself, on CPU (test_quantized_libraries.py).
+BITSANDBYTES = "bitsandbytes==0.50.2"
 # pytest-xdist over the machine's cores: the browser tests mostly wait on Chromium, and the
 # unit tests' longest (the wheel installed alone) runs beside the others.
 XDIST = ("-n", "2", "--dist", "load")
@@ -136,7 +138,7 @@ def lab_torch(session: nox.Session) -> None:
 def models(session: nox.Session) -> None:
     """The model reader against the real thing: small models of each family built with
     Transformers on torch's CPU build, their KV cache and weights compared byte for byte."""
-    session.install(TORCH, TRANSFORMERS, "-e", ".[test]")
+    session.install(TORCH, TRANSFORMERS, BITSANDBYTES, "-e", ".[test]")
     # Every family twice (meta device, then a tiny model with its cache): spread over two
     # workers, as the unit tests are.
     session.run("pytest", "-m", "transformers", *XDIST, "tests/models", *session.posargs)

@@ -38,8 +38,11 @@ DEFAULTS: dict[str, tuple[tuple[int, int | None, int], int, int]] = {
     "llama4_text": ((48, 40, 5120), 107_769_861_120, 17_172_894_720),
     "dbrx": ((24, 16, 2048), 2_459_207_680, 873_760_768),
     "ministral": ((32, 32, 4096), 7_241_732_096, 7_241_732_096),
+    "falcon_h1": ((32, 32, 4096), 8_514_961_408, 8_514_961_408),
+    "bamba": ((32, 32, 4096), 9_992_765_440, 9_992_765_440),
+    "granitemoehybrid": ((32, 32, 4096), 38_601_064_448, 12_629_934_080),
 }
-STATE_FAMILIES = ("mamba", "mamba2", "jamba")
+STATE_FAMILIES = ("mamba", "mamba2", "jamba", "bamba", "granitemoehybrid")
 
 
 def _config(model_type: str, **changes: Any) -> dict[str, Any]:
@@ -170,6 +173,27 @@ def test_llama4_chunked_layers_hold_what_a_sliding_layer_of_the_chunk_holds(
     assert sizing.state.state_bytes == 0
 
 
+def test_falcon_h1_layers_keep_a_state_and_a_kv_each(tmp_path: Path) -> None:
+    sizing = _sized(tmp_path, _config("falcon_h1"), tokens=1000)
+    assert sizing.config.layer_kinds == ("hybrid",) * 32
+    # 32 layers x 2 x 8 KV heads x 128 x 1000 tokens x 2 bytes.
+    assert sizing.kv.kv_cache_bytes == 32 * 2 * 8 * 128 * 1000 * 2
+    # conv_dim (1536) x 4 at bfloat16 and 128 heads x 8 x 256 at float32, per layer.
+    assert sizing.state.state_bytes == 32 * (1536 * 4 * 2 + 128 * 8 * 256 * 4)
+
+
+def test_granite_4_h_old_layer_names_are_read_as_transformers_renames_them(
+    tmp_path: Path,
+) -> None:
+    names = ["mamba", "mamba", "attention", "mamba"] * 8
+    renamed = ["linear_attention" if n == "mamba" else "full_attention" for n in names]
+    old = _sized(tmp_path, _config("granitemoehybrid", layer_types=names))
+    new = _sized(tmp_path, _config("granitemoehybrid", layer_types=renamed))
+    assert list(old.config.layer_kinds) == renamed
+    assert old.total_bytes == new.total_bytes
+    assert old.kv.kv_cache_bytes > 0 and old.state.state_bytes > 0
+
+
 def test_the_text_table_shows_the_states(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(_config("jamba")), "utf-8")
     result = CliRunner().invoke(
@@ -210,7 +234,15 @@ MALFORMED: dict[str, tuple[dict[str, Any], str]] = {
     "mamba_negative_hidden": (_config("mamba", hidden_size=-768), "hidden_size must be"),
     "mamba2_heads_that_do_not_fit": (_config("mamba2", hidden_size=2048), "num_heads"),
     "llama4_chunk_of_zero": (_config("llama4_text", attention_chunk_size=0), "chunk"),
-    "lfm2_unknown_kind": (_config("lfm2", layer_types=["mamba"] * 32), "layer kind 'mamba'"),
+    "lfm2_unknown_kind": (
+        _config("lfm2", layer_types=["indexed_attention"] * 32),
+        "layer kind 'indexed_attention'",
+    ),
+    # Transformers' old name for a Mamba layer: LFM2 has none.
+    "lfm2_mamba_layer": (
+        _config("lfm2", layer_types=["mamba"] * 32),
+        "layer kind 'linear_attention'",
+    ),
     "jamba_conv_as_text": (_config("jamba", mamba_d_conv="4"), "mamba_d_conv"),
 }
 

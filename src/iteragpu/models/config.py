@@ -32,6 +32,9 @@ HYBRID: Final = "hybrid"
 HYBRID_SLIDING: Final = "hybrid_sliding"
 DUMMY: Final = "dummy"
 SLIDING_KINDS: Final = frozenset({SLIDING, HYBRID_SLIDING})
+# The old names Transformers 5.24 renames in every config's layer_types
+# (configuration_utils.py, _LEGACY_LAYER_TYPE_REMAP): Granite-4.0-H's published configs use them.
+LEGACY_KINDS: Final = {"mamba": "linear_attention", "attention": "full_attention"}
 STATE_ONLY_KINDS: Final = frozenset({LINEAR, CONV, DUMMY})
 
 # Transformers 5.24's defaults, per family, for the keys a saved config may omit.
@@ -359,7 +362,10 @@ def _parse_decoder(
         layer_kinds=kinds,
         sliding_window=window,
         vocab_size=read.optional_positive("vocab_size"),
-        intermediate_size=read.optional_positive("intermediate_size"),
+        # One per layer (Gemma-3n) for a family whose recipe reads it so (`per_layer`).
+        intermediate_size=None
+        if isinstance(read.raw.get("intermediate_size"), list) and model_type not in FAMILIES
+        else read.optional_positive("intermediate_size"),
         tie_word_embeddings=read.boolean_value("tie_word_embeddings", tie),
         attention_bias=read.boolean("attention_bias"),
         mlp_bias=read.boolean("mlp_bias"),
@@ -515,6 +521,13 @@ def _layer_kinds(
         # Transformers' rule for a config without layer_types: every layer slides when the
         # config has a sliding window.
         kinds = tuple(SLIDING if window is not None else FULL for _ in range(layers))
+    shared = _recipe_key(model_type, "shared_kv")
+    if shared is not None:
+        # A layer that reads another layer's KV holds none, whatever layer_types says.
+        from iteragpu.models.recipe import Scope
+
+        scope = Scope(read.raw, read.where)
+        kinds = tuple(DUMMY if scope.evaluate(shared, layer=i) else k for i, k in enumerate(kinds))
     if SLIDING_KINDS & set(kinds) and window is None:
         raise ConfigError(
             "{where}: sliding layers without a sliding_window", "no_window", where=read.where
@@ -565,7 +578,7 @@ def _declared_kinds(
             count=str(len(declared)),
             layers=str(layers),
         )
-    kinds = tuple(str(kind) for kind in declared)
+    kinds = tuple(LEGACY_KINDS.get(str(kind), str(kind)) for kind in declared)
     _refuse_unknown_kinds(kinds, where, allowed)
     return kinds
 

@@ -35,6 +35,9 @@ from another):
   (`conv_states[0]`, `recurrent_states[0]`);
 - `no_attention`: true for a family without attention heads (Mamba): no heads are read and no
   layer holds a KV.
+- `shared_kv`: an expression over `layer`, true for a layer that reads an earlier layer's KV
+  and holds none (Gemma-3n's last num_kv_shared_layers): its kind becomes "dummy" whatever the
+  config's `layer_types` say, as Transformers' cache builds it (kv_sharing_modes "reuse");
 - `require`: conditions the family's config class enforces, each `{"holds": expr, "key":
   name}`: a config where one fails describes no model Transformers builds, and is refused
   naming `key` (Mamba-2: `expand * hidden_size == num_heads * head_dim`).
@@ -43,8 +46,10 @@ In `layer` terms, `layer` is the layer's index and `kind` its kind.
 
 Expressions are a small, safe subset of Python: integers, booleans, None, strings, names of
 config values, `+ - * // %`, comparisons (`is None` too), `and or not`, `x if c else y`,
-`min`, `max`, `len`, `x[i]` and `x in list`. Booleans count as 0 and 1 (`attention_bias * q`).
-Nothing else is evaluated, and a name the config lacks is a one-line error naming the key.
+`min`, `max`, `len`, `per_layer(x, layer)` (x's entry for the layer where the config
+gives one value per layer, else x), `x[i]` and `x in list`. Booleans count as 0 and 1
+(`attention_bias * q`). Nothing else is evaluated, and a name the config lacks is a one-line
+error naming the key.
 
 The test that keeps each recipe true builds the family's config with Transformers on the meta
 device and compares the parameters, the active parameters and the bytes at bfloat16
@@ -209,6 +214,8 @@ class Scope:
             branch = node.body if self._node(node.test, extra) else node.orelse
             return self._node(branch, extra)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "per_layer" and len(node.args) == 2 and not node.keywords:
+                return self._per_layer(node, extra)
             function = _FUNCTIONS.get(node.func.id)
             if function is None or node.keywords:
                 raise RecipeError(f"call {ast.unparse(node)}")
@@ -227,6 +234,21 @@ class Scope:
         if isinstance(node, ast.List | ast.Tuple):
             return [self._node(item, extra) for item in node.elts]
         raise RecipeError(f"not allowed in a recipe: {ast.unparse(node)}")
+
+    def _per_layer(self, node: ast.Call, extra: Mapping[str, Any]) -> Any:
+        """`per_layer(x, layer)`: `x[layer]` where the config gives one value per layer (a
+        list, which must name every layer, as the config class requires), else `x`."""
+        value, layer = (self._node(arg, extra) for arg in node.args)
+        if not isinstance(value, list):
+            return value
+        if len(value) != self.values.get("num_hidden_layers"):
+            raise ConfigError(
+                "{where}: {key} is too short for the layers it describes",
+                "bad_key",
+                where=self.where,
+                key=ast.unparse(node.args[0])[:60],
+            )
+        return value[layer]
 
 
 class Recipe:
@@ -357,17 +379,19 @@ def states(
     return tuple(result)
 
 
-def _load(model_type: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+def _load(
+    model_type: str, seen: tuple[str, ...] = (), directory: Path = FAMILIES_DIR
+) -> dict[str, Any]:
     if model_type in seen:
         raise RecipeError(f"recipe cycle: {' -> '.join((*seen, model_type))}")
-    path = FAMILIES_DIR / f"{model_type}.json"
+    path = directory / f"{model_type}.json"
     # config's reader of JSON: the C scanner, without importing json (its regular expressions
     # cost every `iteragpu model` run, benchmarks/model_bench.py).
     data: dict[str, Any] = json_loads(path.read_text("utf-8"))
     base = data.get("base")
     if base is None:
         return data
-    merged = _load(base, (*seen, model_type))
+    merged = _load(base, (*seen, model_type), directory)
     for key, value in data.items():
         if key in ("defaults", "derived", "let") and isinstance(value, dict):
             merged[key] = {**merged.get(key, {}), **value}

@@ -21,6 +21,7 @@ from iteragpu.models.errors import (
     UnknownDtypeError,
     system_error_code,
 )
+from iteragpu.models.quantized import quantization_config, read_layout
 from iteragpu.models.tensors import (
     FLOAT,
     INTEGER,
@@ -267,6 +268,8 @@ def read_inventory(found: SafetensorsFiles) -> WeightsInventory:
     """All tensors of the files, grouped by format and dtype, each header read once.
 
     A tensor name in two files, or an index naming a tensor its shard does not hold, is refused.
+    Where the folder's config.json has a `quantization_config`, the tensors are also read with
+    its scheme (`iteragpu.models.quantized`): roles, and the parameters the packing holds.
     """
     headers = {path: read_header(path) for path in found.files}
     owner: dict[str, Path] = {}
@@ -296,4 +299,11 @@ def read_inventory(found: SafetensorsFiles) -> WeightsInventory:
         for ts in headers.values()
         for t in ts.values()
     )
-    return WeightsInventory("safetensors", tuple(str(p) for p in found.files), group_tensors(rows))
+    groups = group_tensors(rows)
+    files = tuple(str(p) for p in found.files)
+    folder = found.index.parent if found.index is not None else found.files[0].parent
+    config = quantization_config(folder)
+    if config is None:
+        return WeightsInventory("safetensors", files, groups)
+    tensors = {name: t for ts in headers.values() for name, t in ts.items()}
+    return WeightsInventory("safetensors", files, groups, read_layout(config, tensors))

@@ -8,16 +8,22 @@ A tensor is one of four formats:
   their names: they are stored, so their bytes count, but they are not parameters;
 - `integer`: integer tensors that are not metadata, such as packed int4 weights (eight values in
   one I32 element) or integer buffers. How many values an element packs is a property of the
-  quantization scheme, not of the header, so their elements are never counted as parameters, and
-  `parameters` is unknown (None) when a checkpoint has any.
+  quantization scheme, not of the header, so their elements are never counted as parameters as
+  such: `parameters` is unknown (None) when a checkpoint has any, unless the folder's
+  `quantization_config` states a scheme whose layout explains every one of them
+  (`iteragpu.models.quantized`): then `layout` holds each tensor's role and the parameters the
+  packing recovers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from iteragpu.core.records import Record
+
+if TYPE_CHECKING:
+    from iteragpu.models.quantized import Layout
 
 FLOAT: Final = "float"
 QUANTIZED_BLOCKS: Final = "quantized_blocks"
@@ -46,6 +52,7 @@ _METADATA_SUFFIXES: Final = frozenset(
         "nested_absmax",
         "nested_quant_map",
         "SCB",
+        "weight_format",
         "k_scale",
         "v_scale",
     }
@@ -80,6 +87,8 @@ class WeightsInventory(Record):
     source: str  # "safetensors" or "gguf"
     files: tuple[str, ...]
     groups: tuple[TensorGroup, ...]
+    # The tensors read with the checkpoint's quantization_config, where it has one.
+    layout: Layout | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -88,10 +97,20 @@ class WeightsInventory(Record):
 
     @property
     def parameters(self) -> int | None:
-        """Logical parameters, or None where integer tensors hide how many values they pack."""
+        """Logical parameters, or None where integer tensors hide how many values they pack
+        (and no quantization layout says)."""
+        if self.layout is not None:
+            return self.layout.parameters
         if any(group.format == INTEGER for group in self.groups):
             return None
         return sum(g.elements for g in self.groups if g.format in (FLOAT, QUANTIZED_BLOCKS))
+
+    @property
+    def parameters_unknown_reason(self) -> str | None:
+        """Why `parameters` is None (a code of `iteragpu.models.quantized`); None when known."""
+        if self.layout is not None:
+            return self.layout.reason
+        return None if self.parameters is not None else "integer_tensors"
 
     @property
     def tensors(self) -> int:
