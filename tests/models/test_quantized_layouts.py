@@ -507,3 +507,31 @@ def test_gguf_types_count_logical_values(tmp_path: Path, name: str) -> None:
         (QUANTIZED_BLOCKS, name, 4 * 256, 4 * 256 // values * block_bytes)
     ]
     assert found.parameters == 4 * 256
+
+
+# --- What `iteragpu model` prints ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lang", "role_word"), [("ko", "양자화된 가중치"), ("id", "bobot terkuantisasi")]
+)
+def test_the_table_itemizes_the_roles_in_the_readers_language(
+    tmp_path: Path, lang: str, role_word: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from iteragpu.cli.app import app
+
+    folder = folder_with(tmp_path, {"quant_method": "gptq", "bits": 4}, llama(gptq(4)))
+    result = CliRunner().invoke(
+        app, ["model", str(folder), "--tokens", "8", "--lang", lang], prog_name="iteragpu"
+    )
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith("· ")]
+    # One row per role and dtype, in place of the per-format rows.
+    assert len(rows) == len(roles(inventory(folder)))
+    assert any(role_word in row and "I32" in row for row in rows)
+    qweight = 2 * sum(i * o * 4 // 8 for _, i, o in LINEARS)
+    grouping = "," if lang == "id" else "."  # thousands: ko 1,234 vs id 1.234
+    written = f"{qweight:,}".replace(",", "." if grouping == "," else ",")
+    assert any(role_word in row and written in row for row in rows)

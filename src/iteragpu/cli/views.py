@@ -335,7 +335,18 @@ def _model_rows(s: ModelSizing, lang: str) -> list[list[str]]:
         ]
     ]
     inventory = s.weights.inventory
-    for t in inventory.groups if inventory is not None else ():
+    layout = None if inventory is None else inventory.layout
+    for role in layout.roles if layout is not None else ():
+        # A quantized checkpoint: its bytes by role (packed weights, scales, zeros...).
+        label = message(
+            "model_weights_role",
+            lang,
+            role=message(f"weights_role_{role.role}", lang),
+            dtype=role.dtype,
+            tensors=format_number(role.tensors, 0, lang),
+        )
+        rows.append([label, blank, blank, blank, *_byte_cells(Fraction(role.bytes), lang)])
+    for t in inventory.groups if inventory is not None and layout is None else ():
         label = message(
             "model_tensors",
             lang,

@@ -328,6 +328,14 @@ TEXTS: Final[dict[str, str]] = {
     "layer_kind_linear_attention": N_("linear attention or SSM"),
     "layer_kind_conv": N_("short convolution"),
     "model_state_layers": N_("Layer states, {kind}"),
+    "model_weights_role": N_("· {role} {dtype}, {tensors} tensors"),
+    "weights_role_quantized_weights": N_("quantized weights"),
+    "weights_role_scales": N_("scales"),
+    "weights_role_zeros": N_("zero points"),
+    "weights_role_group_index": N_("group indices"),
+    "weights_role_quantization_state": N_("quantization state"),
+    "weights_role_unquantized": N_("left unquantized"),
+    "weights_role_unknown_integer": N_("integer tensors of unknown layout"),
     "model_total": N_("Total"),
     "model_partial_title": N_(
         "{model_type}: a family whose cache is not known here; {parameters} parameters, "

@@ -8,21 +8,25 @@ Every bad input raises a `ModelInputError` (an `InputError`) with a one-line mes
 
 The `--json` keys (stable): `parameters`, `active_parameters` (per token: a mixture of experts'
 routed experts a token does not use left out; `parameters` for a dense model; null where the
-family's recipe cannot tell), `weights_source`, `weights_bytes`,
-`kv_bytes_per_token` (one sequence, all layers, before windows), `kv_cache_bytes` (the asked
-tokens and sequences, after windows, under the stated cache semantics), `layers` (per kind and
-layout: counts, windows, tokens held), `state_bytes` (the conv and recurrent states of Mamba,
-linear-attention and short-convolution layers: constant in tokens, per sequence; 0 for a model
-without them) with `states` (per layer kind: counts and tensors), `total_bytes` (weights + KV +
-states + reserve); each byte figure
-is an integer under `*_bytes` (rounded up when a fractional byte per value makes it fractional;
-`*_bytes_exact` then holds the exact decimal), with `*_gb`/`*_gib` beside it as exact decimal
-text. A value that is not known is null. Beside them: `weights_formats` (per format and dtype:
-tensors, elements, bytes; null for weights from a config), `cache` (kind, static length, sliding
-layers), `kv_cache_decoding_bytes` (a dynamic cache while decoding), `mla_alternative` (the
-other MLA layout's figures, else null), `caveats` (codes of `CAVEATS`), and `total_incomplete`
-with `cache_unknown_reason` (true and a refusal code for a `PartialSizing`: a family the reader
-does not know, sized from its weight files alone; else false and null).
+family's recipe cannot tell), `weights_source`, `weights_bytes`, `kv_bytes_per_token` (one
+sequence, all layers, before windows), `kv_cache_bytes` (the asked tokens and sequences, after
+windows, under the stated cache semantics), `layers` (per kind and layout: counts, windows,
+tokens held), `state_bytes` (the conv and recurrent states of Mamba, linear-attention and
+short-convolution layers: constant in tokens, per sequence; 0 for a model without them) with
+`states` (per layer kind: counts and tensors), `total_bytes` (weights + KV + states + reserve);
+each byte figure is an integer under `*_bytes` (rounded up when a fractional byte per value
+makes it fractional; `*_bytes_exact` then holds the exact decimal), with `*_gb`/`*_gib` beside
+it as exact decimal text. A value that is not known is null. Beside them: `weights_formats`
+(per format and dtype: tensors, elements, bytes; null for weights from a config),
+`weights_roles` (a quantized checkpoint's tensors by role: quantized_weights, scales, zeros,
+group_index, quantization_state, unquantized, unknown_integer, each with dtype, tensors, bytes
+and the parameters it holds; null without a quantization_config), `parameters_unknown_reason`
+(why `parameters` is null: integer_tensors, quantization_method_not_read,
+quantization_config_unreadable, tensor_not_in_layout; else null), `cache` (kind, static length,
+sliding layers), `kv_cache_decoding_bytes` (a dynamic cache while decoding), `mla_alternative`
+(the other MLA layout's figures, else null), `caveats` (codes of `CAVEATS`), and
+`total_incomplete` with `cache_unknown_reason` (true and a refusal code for a `PartialSizing`:
+a family the reader does not know, sized from its weight files alone; else false and null).
 """
 
 from __future__ import annotations
