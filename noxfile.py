@@ -27,6 +27,9 @@ TORCH = "torch==2.13.0"
 TRANSFORMERS = "transformers==5.24.0"
 # Quantized checkpoints written by the library itself, on CPU (test_quantized_libraries.py).
 BITSANDBYTES = "bitsandbytes==0.50.2"
+# The fine-tuning libraries whose tensors `iteragpu train` states (tests/training).
+PEFT = "peft==0.21.2"
+ACCELERATE = "accelerate==1.15.0"
 # pytest-xdist over the machine's cores: the browser tests mostly wait on Chromium, and the
 # unit tests' longest (the wheel installed alone) runs beside the others.
 XDIST = ("-n", "2", "--dist", "load")
@@ -89,7 +92,7 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test,docs]")
     session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     # Transformers' tests run in `models`, with torch and transformers pinned.
-    selection = "not torch and not transformers and not site and not browser"
+    selection = "not torch and not transformers and not training and not site and not browser"
     session.run("pytest", "-m", selection, *XDIST, *session.posargs)
 
 
@@ -142,6 +145,15 @@ def models(session: nox.Session) -> None:
     # Every family twice (meta device, then a tiny model with its cache): spread over two
     # workers, as the unit tests are.
     session.run("pytest", "-m", "transformers", *XDIST, "tests/models", *session.posargs)
+
+
+@nox.session
+@timed
+def training(session: nox.Session) -> None:
+    """The training sizes against the real thing: one optimizer step per setup with PyTorch,
+    PEFT and bitsandbytes on CPU, FSDP2 over gloo processes, every tensor's bytes compared."""
+    session.install(TORCH, TRANSFORMERS, BITSANDBYTES, PEFT, ACCELERATE, "-e", ".[test]")
+    session.run("pytest", "-m", "training", *XDIST, "tests/training", *session.posargs)
 
 
 @nox.session(default=False)

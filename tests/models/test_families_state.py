@@ -41,8 +41,10 @@ DEFAULTS: dict[str, tuple[tuple[int, int | None, int], int, int]] = {
     "falcon_h1": ((32, 32, 4096), 8_514_961_408, 8_514_961_408),
     "bamba": ((32, 32, 4096), 9_992_765_440, 9_992_765_440),
     "granitemoehybrid": ((32, 32, 4096), 38_601_064_448, 12_629_934_080),
+    "qwen3_next": ((48, 16, 2048), 79_674_391_296, 3_874_929_408),
+    "kimi_linear": ((27, 32, 2304), 49_133_074_464, 3_494_852_640),
 }
-STATE_FAMILIES = ("mamba", "mamba2", "jamba", "bamba", "granitemoehybrid")
+STATE_FAMILIES = ("mamba", "mamba2", "jamba", "bamba", "granitemoehybrid", "qwen3_next")
 
 
 def _config(model_type: str, **changes: Any) -> dict[str, Any]:
@@ -192,6 +194,19 @@ def test_granite_4_h_old_layer_names_are_read_as_transformers_renames_them(
     assert list(old.config.layer_kinds) == renamed
     assert old.total_bytes == new.total_bytes
     assert old.kv.kv_cache_bytes > 0 and old.state.state_bytes > 0
+
+
+def test_kimi_linear_caches_the_latent_in_its_full_layers_and_a_state_in_the_others(
+    tmp_path: Path,
+) -> None:
+    sizing = _sized(tmp_path, _config("kimi_linear"), tokens=1000)
+    kinds = sizing.config.layer_kinds
+    assert [i for i, k in enumerate(kinds) if k == FULL] == [4, 8, 12, 16, 20, 24]
+    # The latent (kv_lora_rank 512) and the shared rotary key (64), one "head", bfloat16.
+    assert sizing.kv.kv_cache_bytes == 6 * (512 + 64) * 1000 * 2
+    assert "mla_latent" in sizing.caveats
+    # conv over q, k and v (3 x 32 heads x 128) x 4 taps at bfloat16; 32 x 128 x 128 float32.
+    assert sizing.state.state_bytes == 21 * (3 * 32 * 128 * 4 * 2 + 32 * 128 * 128 * 4)
 
 
 def test_the_text_table_shows_the_states(tmp_path: Path) -> None:

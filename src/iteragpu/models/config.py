@@ -226,7 +226,11 @@ def family_of(model_type: str) -> Family | None:
             family.qkv_bias,
             family.mla,
         )
-    return None if described is None else Family(described.defaults)
+    if described is None:
+        return None
+    # A recipe family with DeepSeek's latent attention (`"mla": true`: Kimi-Linear's full
+    # layers) caches the latent; its recipe counts the parameters.
+    return Family(described.defaults, mla=bool(described.data.get("mla")))
 
 
 def known_families() -> list[str]:
@@ -371,7 +375,7 @@ def _parse_decoder(
         mlp_bias=read.boolean("mlp_bias"),
         dtype=str(dtype) if isinstance(dtype, str) else None,
         quantization_method=str(method) if isinstance(method, str) else None,
-        mla=_mla(read, text) if family.mla else None,
+        mla=_mla(read, text, model_type) if family.mla else None,
         # The tie the model is built with: a multimodal wrapper's own key wins (Gemma-3).
         values={**read.raw, "tie_word_embeddings": read.boolean_value("tie_word_embeddings", tie)},
         chunk_window=chunk,
@@ -383,6 +387,9 @@ def _heads(read: _Reader, model_type: str, hidden: int) -> tuple[int, int, int]:
     """Query heads, KV heads and the head size."""
     where = read.where
     heads = read.positive("num_attention_heads")
+    if _recipe_key(model_type, "mla"):
+        # Latent attention caches no KV head: its key-value heads are unused (kv.py).
+        return heads, heads, read.optional_positive("head_dim") or hidden // heads
     attention = _recipe_attention(model_type, read)
     kv_heads = attention.get("kv_heads") or read.optional_positive("num_key_value_heads") or heads
     if heads % kv_heads:
@@ -597,8 +604,24 @@ def _refuse_unknown_kinds(kinds: tuple[str, ...], where: str, allowed: frozenset
         )
 
 
-def _mla(read: _Reader, text: Mapping[str, Any]) -> MlaConfig:
+def _mla(read: _Reader, text: Mapping[str, Any], model_type: str) -> MlaConfig:
     mtp = text.get("num_nextn_predict_layers", text.get("num_mtp_layers", 0))
+    if model_type not in FAMILIES:
+        # A recipe family's latent attention: only the cache's sizes are read (its recipe
+        # counts the parameters, the experts included).
+        return MlaConfig(
+            kv_lora_rank=read.positive("kv_lora_rank"),
+            q_lora_rank=read.optional_positive("q_lora_rank"),
+            qk_nope_head_dim=read.positive("qk_nope_head_dim"),
+            qk_rope_head_dim=read.positive("qk_rope_head_dim"),
+            v_head_dim=read.positive("v_head_dim"),
+            n_routed_experts=0,
+            n_shared_experts=0,
+            moe_intermediate_size=0,
+            first_k_dense_replace=0,
+            moe_layer_freq=1,
+            mtp_layers=0,
+        )
     return MlaConfig(
         kv_lora_rank=read.positive("kv_lora_rank"),
         q_lora_rank=read.optional_positive("q_lora_rank"),

@@ -33,6 +33,8 @@ from another):
   `layer` and `kind` known), `dtype` "model" (the model's dtype) or "float32" (a recurrent
   state Transformers keeps in float32 in a bfloat16 model), `name` the cache's attribute
   (`conv_states[0]`, `recurrent_states[0]`);
+- `mla`: true for a family whose attention layers are DeepSeek's latent attention (Kimi-Linear):
+  they cache the latent (kv.py), read from `kv_lora_rank` and `qk_rope_head_dim`;
 - `no_attention`: true for a family without attention heads (Mamba): no heads are read and no
   layer holds a KV.
 - `shared_kv`: an expression over `layer`, true for a layer that reads an earlier layer's KV
@@ -43,6 +45,13 @@ from another):
   naming `key` (Mamba-2: `expand * hidden_size == num_heads * head_dim`).
 
 In `layer` terms, `layer` is the layer's index and `kind` its kind.
+
+A term may also say the tensors it builds, which training sizes need (optimizer states per
+tensor, row splits, LoRA targets): `"linear": [in, out]` (an nn.Linear: `<name>.weight` of
+[out, in], and `<name>.bias` of [out] where the term's `"bias"` expression holds), `"shape":
+[...]` (one tensor, `<name>.weight`), or `"tensors": [{"name", "shape", "when"}]` (each named
+in full: `self_attn.sinks`, `mlp.experts.gate_up_proj`). A term with tensors needs no `count`:
+it is their elements' sum (a test holds the two equal where a term has both).
 
 Expressions are a small, safe subset of Python: integers, booleans, None, strings, names of
 config values, `+ - * // %`, comparisons (`is None` too), `and or not`, `x if c else y`,
@@ -308,11 +317,59 @@ class Counts:
             self.float32 += count
 
 
+class TensorSpec(Record):
+    """One parameter tensor a recipe's term builds."""
+
+    name: str  # within its module: `self_attn.q_proj.weight`, `embed_tokens.weight`
+    layer: int | None  # the decoder layer's index; None for embeddings and final modules
+    shape: tuple[int, ...]
+    float32: bool  # kept in float32 whatever the model's dtype
+    routed: bool  # holds every routed expert (`routed`)
+
+    @property
+    def elements(self) -> int:
+        result = 1
+        for size in self.shape:
+            result *= size
+        return result
+
+
+def term_tensors(
+    scope: Scope, term: Mapping[str, Any], **extra: Any
+) -> list[tuple[str, tuple[int, ...]]] | None:
+    """The (name, shape) of each tensor `term` builds, or None where it states none."""
+    name = term["name"]
+    if "linear" in term:
+        inputs, outputs = (scope.count(e, **extra) for e in term["linear"])
+        found: list[tuple[str, tuple[int, ...]]] = [(f"{name}.weight", (outputs, inputs))]
+        if "bias" in term and scope.evaluate(term["bias"], **extra):
+            found.append((f"{name}.bias", (outputs,)))
+        return found
+    if "shape" in term:
+        return [(f"{name}.weight", tuple(scope.count(e, **extra) for e in term["shape"]))]
+    if "tensors" in term:
+        return [
+            (t["name"], tuple(scope.count(e, **extra) for e in t["shape"]))
+            for t in term["tensors"]
+            if "when" not in t or scope.evaluate(t["when"], **extra)
+        ]
+    return None
+
+
+def _term_count(scope: Scope, term: Mapping[str, Any], **extra: Any) -> int:
+    if "count" in term:
+        return scope.count(term["count"], **extra)
+    found = term_tensors(scope, term, **extra)
+    if found is None:
+        raise RecipeError(f"term {term['name']!r} has neither a count nor tensors")
+    return sum(TensorSpec("", None, shape, False, False).elements for _, shape in found)
+
+
 def _terms(scope: Scope, terms: list[Mapping[str, Any]], counts: Counts, **extra: Any) -> None:
     for term in terms:
         if "when" in term and not scope.evaluate(term["when"], **extra):
             continue
-        count = scope.count(term["count"], **extra)
+        count = _term_count(scope, term, **extra)
         active: int | None = count
         routed = term.get("routed")
         if routed is not None:
@@ -341,6 +398,28 @@ def count(recipe: Recipe, scope: Scope, kinds: tuple[str, ...]) -> Counts:
         _terms(scope, data.get("layer", []), counts, layer=index, kind=kind)
     _terms(scope, data.get("final", []), counts)
     return counts
+
+
+def tensors(recipe: Recipe, scope: Scope, kinds: tuple[str, ...]) -> tuple[TensorSpec, ...] | None:
+    """Every parameter tensor Transformers builds for the family, in order, tied weights once;
+    None where a term of the recipe states its count and not its tensors."""
+    data = recipe.data
+    found: list[TensorSpec] = []
+    sections: list[tuple[str, int | None, str | None]] = [("embeddings", None, None)]
+    sections += [("layer", index, kind) for index, kind in enumerate(kinds)]
+    sections.append(("final", None, None))
+    for section, layer, kind in sections:
+        extra: dict[str, Any] = {} if layer is None else {"layer": layer, "kind": kind}
+        for term in data.get(section, []):
+            if "when" in term and not scope.evaluate(term["when"], **extra):
+                continue
+            built = term_tensors(scope, term, **extra)
+            if built is None:
+                return None
+            float32 = term.get("dtype") == "float32"
+            routed = term.get("routed") is not None
+            found += [TensorSpec(n, layer, shape, float32, routed) for n, shape in built]
+    return tuple(found)
 
 
 class StateTensor(Record):

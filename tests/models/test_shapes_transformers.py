@@ -1,0 +1,70 @@
+"""Every parameter tensor a family's recipe states (iteragpu.models.shapes) against the real
+thing: Transformers (pinned) building the family's config on the meta device, each tensor's name
+and shape, tied weights once, float32-kept modules in float32.
+
+The names are compared within their module: a decoder layer's `self_attn.q_proj.weight` with
+Transformers' `model.layers.<i>.self_attn.q_proj.weight`; an embedding or final module's with
+the parameter whose full name ends with it. Run by `nox -s models` (marker `transformers`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from iteragpu.models.config import parse_config
+from iteragpu.models.recipe import recipe_types
+from iteragpu.models.shapes import parameter_tensors
+
+pytestmark = pytest.mark.transformers
+
+LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.(.+)$")
+
+
+def _stated() -> list[str]:
+    """The families whose recipe states the tensors of every term."""
+    from iteragpu.models.recipe import recipe
+
+    found = []
+    for model_type in recipe_types():
+        data = recipe(model_type).data  # type: ignore[union-attr]
+        terms = [t for section in ("embeddings", "layer", "final") for t in data.get(section, [])]
+        if all({"linear", "shape", "tensors"} & set(term) for term in terms):
+            found.append(model_type)
+    return found
+
+
+@pytest.mark.parametrize("model_type", _stated())
+def test_each_tensor_is_what_transformers_builds(model_type: str) -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from test_families_transformers import BUILDABLE
+
+    config = transformers.AutoConfig.for_model(model_type, **BUILDABLE.get(model_type, {}))
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    built: dict[tuple[int | None, str], tuple[tuple[int, ...], bool]] = {}
+    seen: set[int] = set()
+    for name, parameter in model.named_parameters():
+        if id(parameter) in seen:
+            continue
+        seen.add(id(parameter))
+        match = LAYER.search(name)
+        key = (int(match.group(1)), match.group(2)) if match else (None, name)
+        built[key] = (tuple(parameter.shape), parameter.dtype == torch.float32)
+    stated = parameter_tensors(parse_config(config.to_dict()))
+    assert stated is not None
+    ours: dict[tuple[int | None, str], tuple[tuple[int, ...], bool]] = {}
+    for tensor in stated:
+        if tensor.layer is not None:
+            key = (tensor.layer, tensor.name)
+        else:
+            (key,) = [
+                k
+                for k in built
+                if k[0] is None and (k[1] == tensor.name or k[1].endswith("." + tensor.name))
+            ]
+        assert key not in ours, key
+        ours[key] = (tensor.shape, tensor.float32)
+    assert ours == built
