@@ -26,10 +26,12 @@ ALLOWED: dict[str, set[str]] = {
     "i18n": {"core"},
     "examples": {"core", "gpus", "models"},
     "models": {"core"},  # reading local model files: arithmetic from the core only
-    "cli": {"core", "gpus", "i18n", "examples", "models", "root"},
+    # training: a run's model states from the model's tensors (models) and the core's units
+    "training": {"core", "models"},
+    "cli": {"core", "gpus", "i18n", "examples", "models", "training", "root"},
     "lab": set(),  # the standalone script: it runs alone, from the archive
     # models: the sizer's config vectors are `iteragpu model`'s own answers (sizer_config_vectors)
-    "docs_tools": {"core", "gpus", "i18n", "examples", "models", "lab", "root"},
+    "docs_tools": {"core", "gpus", "i18n", "examples", "models", "training", "lab", "root"},
     "root": {"cli"},
 }
 

@@ -57,12 +57,26 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from iteragpu.core.records import Record
 
-if TYPE_CHECKING:
-    from iteragpu.models.safetensors import TensorHeader
+
+class TensorHeader(Protocol):
+    """What a layout reads of a header's tensor (iteragpu.models.safetensors.TensorHeader,
+    which imports this module: a protocol keeps the two apart)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def byte_count(self) -> int: ...
+    @property
+    def elements(self) -> int: ...
+
 
 QUANTIZED_WEIGHTS: Final = "quantized_weights"
 SCALES: Final = "scales"
