@@ -2329,13 +2329,179 @@
 
   var SVG_NS = "http://www.w3.org/2000/svg";
 
-  function svg(doc, parent, name, attributes) {
-    var el = doc.createElementNS(SVG_NS, name);
-    Object.keys(attributes).forEach(function (key) {
-      el.setAttribute(key, String(attributes[key]));
+  var HTML_NS = "http://www.w3.org/1999/xhtml";
+
+  // The figures, the chart and its text alternative are redrawn on every edit. They are
+  // described (an element: its name, attributes and text or children) and the page's nodes
+  // brought to that description: a node already there of the same name is kept, only its
+  // changed attributes and text rewritten. Re-creating every row, mark and sentence on each
+  // edit made the browser match styles, shape text and lay out all of them again (issue 19).
+
+  /** An HTML element's description; `content` is its text or its children's descriptions. */
+  function htmlNode(name, attributes, content) {
+    return { ns: HTML_NS, name: name, attributes: attributes, content: content };
+  }
+
+  /** An SVG element's description. */
+  function svgNode(name, attributes, content) {
+    return { ns: SVG_NS, name: name, attributes: attributes, content: content || [] };
+  }
+
+  /** A description with a key: the node made for it is kept for the same key on the next draw. */
+  function keyed(key, spec) {
+    spec.key = String(key);
+    return spec;
+  }
+
+  function setAttr(el, name, value) {
+    if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+  }
+
+  function setHidden(el, hidden) {
+    if (el.hidden !== hidden) el.hidden = hidden;
+  }
+
+  function textOf(content) {
+    return content === null || content === undefined ? "" : String(content);
+  }
+
+  function create(doc, spec) {
+    var el = doc.createElementNS(spec.ns, spec.name);
+    if (spec.key !== undefined) el.sizerKey = spec.key;
+    Object.keys(spec.attributes).forEach(function (key) {
+      el.setAttribute(key, String(spec.attributes[key]));
     });
-    parent.appendChild(el);
+    if (Array.isArray(spec.content)) {
+      spec.content.forEach(function (child) {
+        el.appendChild(create(doc, child));
+      });
+    } else {
+      el.textContent = textOf(spec.content);
+    }
     return el;
+  }
+
+  /** Bring an element's attributes and content to its description. */
+  function patch(doc, el, spec) {
+    var attributes = spec.attributes;
+    el.getAttributeNames().forEach(function (key) {
+      if (!has(attributes, key)) el.removeAttribute(key);
+    });
+    Object.keys(attributes).forEach(function (key) {
+      setAttr(el, key, String(attributes[key]));
+    });
+    patchContent(doc, el, spec.content);
+  }
+
+  /** Bring an element's content to a text (one text node, none for "") or to children. */
+  function patchContent(doc, el, content) {
+    if (!Array.isArray(content)) {
+      var text = textOf(content);
+      var only = el.firstChild;
+      if (text === "" ? only === null : only !== null && only === el.lastChild &&
+          only.nodeType === 3 && only.data === text) return;
+      if (text !== "" && only !== null && only === el.lastChild && only.nodeType === 3) {
+        only.data = text;
+      } else {
+        el.textContent = text;
+      }
+      return;
+    }
+    if (content.length && content.every(function (spec) {
+      return spec.key !== undefined;
+    })) {
+      patchKeyed(doc, el, content);
+      return;
+    }
+    var child = el.firstChild;
+    content.forEach(function (spec) {
+      if (child && child.nodeType === 1 && child.localName === spec.name &&
+          child.namespaceURI === spec.ns) {
+        patch(doc, child, spec);
+        child = child.nextSibling;
+      } else {
+        var fresh = create(doc, spec);
+        if (child) {
+          el.replaceChild(fresh, child);
+        } else {
+          el.appendChild(fresh);
+        }
+        child = fresh.nextSibling;
+      }
+    });
+    while (child) {
+      var next = child.nextSibling;
+      el.removeChild(child);
+      child = next;
+    }
+  }
+
+  /** Children described with keys (the chart's marks: a card's label and marks keep their
+   * nodes when the cards reorder): the node of each key is kept, and only those out of order
+   * moved (the longest run already in order stays), since a moved node is styled and laid out
+   * again like a new one. Rows and list items are matched by place instead: a reordered row
+   * rewrites its text in place, cheaper than moving it. */
+  function patchKeyed(doc, el, content) {
+    var byKey = {};
+    var old = [];
+    for (var child = el.firstChild; child; child = child.nextSibling) {
+      if (child.nodeType === 1 && child.sizerKey !== undefined && !has(byKey, child.sizerKey)) {
+        byKey[child.sizerKey] = old.length;
+      }
+      old.push(child);
+    }
+    var used = {};
+    var kept = content.map(function (spec) {
+      var at = has(byKey, spec.key) ? byKey[spec.key] : -1;
+      var node = at < 0 || used[at] ? null : old[at];
+      if (!node || node.localName !== spec.name || node.namespaceURI !== spec.ns) return -1;
+      used[at] = true;
+      return at;
+    });
+    old.forEach(function (node, at) {
+      if (!used[at]) el.removeChild(node);
+    });
+    var stay = inOrder(kept);
+    var anchor = null;
+    for (var i = content.length - 1; i >= 0; i -= 1) {
+      var spec = content[i];
+      var node;
+      if (kept[i] >= 0) {
+        node = old[kept[i]];
+        patch(doc, node, spec);
+        if (!stay[i]) el.insertBefore(node, anchor);
+      } else {
+        node = create(doc, spec);
+        el.insertBefore(node, anchor);
+      }
+      anchor = node;
+    }
+  }
+
+  /** Which of `positions` (old places, -1 for none) form a longest increasing run. */
+  function inOrder(positions) {
+    var tails = [];
+    var previous = [];
+    positions.forEach(function (p, i) {
+      previous.push(-1);
+      if (p < 0) return;
+      var lo = 0;
+      var hi = tails.length;
+      while (lo < hi) {
+        var mid = (lo + hi) >> 1;
+        if (positions[tails[mid]] < p) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo > 0) previous[i] = tails[lo - 1];
+      tails[lo] = i;
+    });
+    var stay = positions.map(function () {
+      return false;
+    });
+    for (var k = tails.length ? tails[tails.length - 1] : -1; k >= 0; k = previous[k]) {
+      stay[k] = true;
+    }
+    return stay;
   }
 
   /** `template` with each {name} replaced. */
@@ -2411,8 +2577,14 @@
   }
 
   Sizer.prototype.message = function (attribute, key) {
-    var el = this.messages.querySelector("[" + attribute + '="' + key + '"]');
-    return el ? el.textContent.trim() : key;
+    // The page's messages never change: each is looked up once (dozens are read per edit).
+    var cache = this.messageCache || (this.messageCache = {});
+    var id = attribute + "=" + key;
+    if (!has(cache, id)) {
+      var el = this.messages.querySelector("[" + attribute + '="' + key + '"]');
+      cache[id] = el ? el.textContent.trim() : key;
+    }
+    return cache[id];
   };
 
   Sizer.prototype.label = function (key) {
@@ -2439,7 +2611,7 @@
   Sizer.prototype.showCustomBits = function () {
     var custom = this.preset.value === "custom";
     var wrapper = this.fields.bits.closest("[data-sizer-custom-bits]") || this.fields.bits;
-    wrapper.hidden = !custom;
+    setHidden(wrapper, !custom);
   };
 
   /** The query the form holds. */
@@ -2463,42 +2635,37 @@
     });
     this.preset.removeAttribute("aria-invalid");
     this.preset.removeAttribute("aria-describedby");
-    while (this.errorList.firstChild) this.errorList.removeChild(this.errorList.firstChild);
     var body = this.table.tBodies[0];
-    while (body.firstChild) body.removeChild(body.firstChild);
 
     var task = result.query.task;
     var taskKnown = this.data.tasks.indexOf(task) >= 0;
     Array.prototype.forEach.call(this.checklists, function (el) {
-      el.hidden = !(taskKnown && el.getAttribute("data-task-checklist") === task);
+      setHidden(el, !(taskKnown && el.getAttribute("data-task-checklist") === task));
     });
 
     if (!result.valid) {
       this.outputs.forEach(function (output) {
-        output.textContent = empty;
+        patchContent(doc, output, empty);
       });
-      result.errors.forEach(function (error) {
+      patchContent(doc, body, []);
+      patchContent(doc, this.errorList, result.errors.map(function (error) {
         var el = error.field === "bits" && self.preset.value !== "custom"
           ? self.preset
           : self.fields[error.field];
-        var item = doc.createElement("li");
-        item.id = "sizer-error-" + error.field;
+        var id = "sizer-error-" + error.field;
         if (el) {
           // The field names its error, which a screen reader reads with it.
           el.setAttribute("aria-invalid", "true");
-          el.setAttribute("aria-describedby", item.id);
+          el.setAttribute("aria-describedby", id);
         }
-        item.setAttribute("data-field", error.field);
-        item.setAttribute("data-reason", error.reason);
-        item.textContent =
+        return htmlNode("li", { id: id, "data-field": error.field, "data-reason": error.reason },
           self.label(error.field) +
           ": " +
-          self.words("data-reason", error.reason, suffixReadingTexts(error, self.symbols));
-        self.errorList.appendChild(item);
-      });
-      this.errorBox.hidden = false;
-      this.quantizationNote.hidden = true;
-      this.results.setAttribute("data-state", "error");
+          self.words("data-reason", error.reason, suffixReadingTexts(error, self.symbols)));
+      }));
+      setHidden(this.errorBox, false);
+      setHidden(this.quantizationNote, true);
+      setAttr(this.results, "data-state", "error");
       this.renderKinds(result);
       this.drawChart(result);
       return;
@@ -2506,19 +2673,16 @@
 
     var shown = texts(result, this.symbols);
     this.outputs.forEach(function (output) {
-      output.textContent = shown[output.id];
+      patchContent(doc, output, shown[output.id]);
     });
-    this.errorBox.hidden = true;
-    this.quantizationNote.hidden = !result.quantizationNotCounted;
-    this.results.setAttribute("data-state", "ok");
+    patchContent(doc, this.errorList, []);
+    setHidden(this.errorBox, true);
+    setHidden(this.quantizationNote, !result.quantizationNotCounted);
+    setAttr(this.results, "data-state", "ok");
     this.renderKinds(result);
     this.drawChart(result);
     var sheets = this.data.sheets || {};
-    result.candidates.forEach(function (c) {
-      var row = doc.createElement("tr");
-      row.setAttribute("data-card-id", c.id);
-      row.setAttribute("data-status", c.status);
-      row.setAttribute("data-rank", c.rank === null ? "" : String(c.rank));
+    patchContent(doc, body, result.candidates.map(function (c) {
       var cells = [
         ["card", c.name],
         ["nominal-gb", c.nominalGb === null ? "" : formatNumber(c.nominalGb, 0, self.symbols)],
@@ -2546,28 +2710,26 @@
         ["overall", c.status],
         ["why", c.reasons.memory],
       ];
-      cells.forEach(function (cell, index) {
-        var td = doc.createElement("td");
-        td.setAttribute("data-column", cell[0]);
-        td.setAttribute("data-label", self.columnNames[index] || "");
+      var row = {
+        "data-card-id": c.id,
+        "data-status": c.status,
+        "data-rank": c.rank === null ? "" : String(c.rank),
+      };
+      return htmlNode("tr", row, cells.map(function (cell, index) {
+        var attributes = { "data-column": cell[0], "data-label": self.columnNames[index] || "" };
+        var content = cell[1];
         if (cell[0] === "memory" || cell[0] === "package" || cell[0] === "overall") {
-          td.setAttribute("data-status", cell[1]);
-          td.textContent = self.message("data-status", cell[1]);
+          attributes["data-status"] = cell[1];
+          content = self.message("data-status", cell[1]);
         } else if (cell[0] === "why") {
-          td.setAttribute("data-memory-reason", cell[1]);
-          td.textContent = self.message("data-memory-reason", cell[1]);
+          attributes["data-memory-reason"] = cell[1];
+          content = self.message("data-memory-reason", cell[1]);
         } else if (cell[0] === "card" && sheets[c.id]) {
-          var link = doc.createElement("a");
-          link.href = sheets[c.id];
-          link.textContent = cell[1];
-          td.appendChild(link);
-        } else {
-          td.textContent = cell[1];
+          content = [htmlNode("a", { href: sheets[c.id] }, cell[1])];
         }
-        row.appendChild(td);
-      });
-      body.appendChild(row);
-    });
+        return htmlNode("td", attributes, content);
+      }));
+    }));
   };
 
   /** A text of the page's messages: `attribute`="key", with {name} fields filled. */
@@ -2580,16 +2742,15 @@
     var figure = this.chart;
     if (!figure) return;
     var doc = this.doc;
-    var plot = figure.querySelector("[data-chart-plot]");
-    var text = doc.getElementById("memory-chart-text");
-    while (plot.firstChild) plot.removeChild(plot.firstChild);
-    while (text.firstChild) text.removeChild(text.firstChild);
+    var plot = this.chartPlot || (this.chartPlot = figure.querySelector("[data-chart-plot]"));
+    var text = this.chartText || (this.chartText = doc.getElementById("memory-chart-text"));
     if (!result.valid) {
-      figure.setAttribute("data-state", "error");
-      text.textContent = this.results.getAttribute("data-empty") || "";
+      setAttr(figure, "data-state", "error");
+      patchContent(doc, plot, []);
+      patchContent(doc, text, this.results.getAttribute("data-empty") || "");
       return;
     }
-    figure.setAttribute("data-state", "ok");
+    setAttr(figure, "data-state", "ok");
     var self = this;
     var symbols = this.symbols;
     var model = chartModel(result, this.data.cards);
@@ -2597,8 +2758,12 @@
       return formatNumber(gib(bytes), 2, symbols);
     };
 
-    // Measured once (reading it forces a layout inside the input handler), again on resize.
-    if (!this.chartWidth) this.chartWidth = Math.max(280, Math.floor(plot.clientWidth || 640));
+    // Measured once, on an empty plot (reading it forces a layout inside the input handler),
+    // again on resize.
+    if (!this.chartWidth) {
+      patchContent(doc, plot, []);
+      this.chartWidth = Math.max(280, Math.floor(plot.clientWidth || 640));
+    }
     var width = this.chartWidth;
     var labelWidth = Math.min(150, Math.round(width * 0.32));
     var plotWidth = width - labelWidth - 18;
@@ -2616,47 +2781,42 @@
     var beyondAxis = function (bytes) {
       return gibFloat(bytes) > axisMax;
     };
-    var root = svg(doc, plot, "svg", {
-      width: width,
-      height: height,
-      viewBox: "0 0 " + width + " " + height,
-      role: "img",
-      "aria-label": this.words("data-chart-text", "title"),
-      "aria-describedby": "memory-chart-text",
-    });
-    var defs = svg(doc, root, "defs", {});
-    var hatch = svg(doc, defs, "pattern", {
-      id: "memory-chart-kv-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse",
-      patternTransform: "rotate(45)",
-    });
-    svg(doc, hatch, "rect", { width: 6, height: 6, class: "sizer-chart-kv-ground" });
-    svg(doc, hatch, "line", { x1: 1, y1: 0, x2: 1, y2: 6, class: "sizer-chart-kv-hatch" });
+    var marks = [
+      keyed("defs", svgNode("defs", {}, [
+        svgNode("pattern", {
+          id: "memory-chart-kv-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse",
+          patternTransform: "rotate(45)",
+        }, [
+          svgNode("rect", { width: 6, height: 6, class: "sizer-chart-kv-ground" }),
+          svgNode("line", { x1: 1, y1: 0, x2: 1, y2: 6, class: "sizer-chart-kv-hatch" }),
+        ]),
+      ])),
+    ];
 
     // The axis in GiB: grid lines, ticks in the page's number format, the unit.
     var decimals = step < 1 ? (step < 0.1 ? 2 : 1) : 0;
     for (var i = 0; i * step <= axisMax * 1.0001; i += 1) {
       var value = i * step;
       var tx = labelWidth + (plotWidth * value) / axisMax;
-      svg(doc, root, "line", { x1: tx, x2: tx, y1: 6, y2: axisY, class: "sizer-chart-grid" });
-      var tick = svg(doc, root, "text", {
-        x: tx, y: axisY + 15, "text-anchor": "middle", class: "sizer-chart-tick",
-      });
+      marks.push(keyed("grid " + i, svgNode("line", {
+        x1: tx, x2: tx, y1: 6, y2: axisY, class: "sizer-chart-grid",
+      })));
       var scaled = rational(BigInt(Math.round(value * 100)), 100n);
-      tick.textContent = formatNumber(scaled, decimals, symbols);
+      marks.push(keyed("tick " + i, svgNode("text", {
+        x: tx, y: axisY + 15, "text-anchor": "middle", class: "sizer-chart-tick",
+      }, formatNumber(scaled, decimals, symbols))));
     }
-    var unit = svg(doc, root, "text", {
+    marks.push(keyed("unit", svgNode("text", {
       x: labelWidth + plotWidth, y: axisY + 33, "text-anchor": "end", class: "sizer-chart-unit",
-    });
-    unit.textContent = this.words("data-chart-text", "axis");
+    }, this.words("data-chart-text", "axis"))));
 
     // The need: weights, reserve, then the KV cache, hatched.
-    var needLabel = svg(doc, root, "text", {
+    marks.push(keyed("need", svgNode("text", {
       x: labelWidth - 8, y: 8 + needHeight / 2 + 4, "text-anchor": "end",
       class: "sizer-chart-label",
-    });
-    needLabel.textContent = this.words("data-chart-text", "need_label");
+    }, this.words("data-chart-text", "need_label"))));
     model.segments.forEach(function (segment) {
-      var rect = svg(doc, root, "rect", {
+      marks.push(keyed("segment " + segment.key, svgNode("rect", {
         x: x(segment.start),
         y: 12,
         width: Math.max(0, x(segment.end) - x(segment.start)),
@@ -2664,30 +2824,26 @@
         class: "sizer-chart-" + segment.key,
         "data-segment": segment.key,
         "data-bytes": exact(segment.bytes),
-      });
-      svg(doc, rect, "title", {}).textContent =
-        self.words("data-chart-text", "segment_" + segment.key) + " " + gibText(segment.bytes) +
-        " GiB";
+      }, [
+        svgNode("title", {},
+          self.words("data-chart-text", "segment_" + segment.key) + " " +
+          gibText(segment.bytes) + " GiB"),
+      ])));
     });
     [["range", model.segments[1].end], ["kv", model.segments[2].end]].forEach(function (guide) {
       var gx = x(guide[1]);
-      svg(doc, root, "line", {
+      marks.push(keyed("guide " + guide[0], svgNode("line", {
         x1: gx, x2: gx, y1: 10, y2: axisY, class: "sizer-chart-guide-" + guide[0],
         "data-guide": guide[0],
-      });
+      })));
     });
 
     // One row per card to check: its declared capacity (a bar, upper half) and its nominal
     // figure read as decimal GB (a hollow triangle, lower half): neither is a bound. The row's
     // label and marks say whether the rough range is within its capacity on paper.
-    var list = doc.createElement("ul");
+    var items = [];
     model.cards.forEach(function (card, index) {
       var top = cardsTop + index * rowHeight;
-      var label = svg(doc, root, "text", {
-        x: labelWidth - 8, y: top + rowHeight / 2 + 4, "text-anchor": "end",
-        class: "sizer-chart-label",
-      });
-      label.textContent = card.name;
       var nominal = card.nominalBytes === null
         ? self.words("data-chart-text", "nominal_unknown")
         : self.words("data-chart-text", "nominal", {
@@ -2707,70 +2863,80 @@
         card: card.name, nominal: nominal, declared: declared, paper: paper,
       });
       var paperClass = card.paper === null ? "" : " sizer-chart-" + card.paper;
-      label.setAttribute("class", "sizer-chart-label" + paperClass);
-      if (card.paper !== null) label.setAttribute("data-paper", card.paper);
+      var label = {
+        x: labelWidth - 8, y: top + rowHeight / 2 + 4, "text-anchor": "end",
+        class: "sizer-chart-label" + paperClass,
+      };
+      if (card.paper !== null) label["data-paper"] = card.paper;
+      marks.push(keyed("label " + card.id, svgNode("text", label, card.name)));
       if (card.declaredBytes !== null) {
         var dx = x(card.declaredBytes);
-        var bar = svg(doc, root, "rect", {
+        marks.push(keyed("declared " + card.id, svgNode("rect", {
           x: dx - 1.5, y: top + 2, width: 3, height: rowHeight / 2 - 2,
           class: "sizer-chart-declared" + paperClass, "data-mark": "declared",
           "data-card-id": card.id, "data-clipped": beyondAxis(card.declaredBytes) ? "true" : "false",
-        });
-        svg(doc, bar, "title", {}).textContent = sentence;
+        }, [svgNode("title", {}, sentence)])));
       }
       if (card.nominalBytes !== null) {
         var nx = x(card.nominalBytes);
         var y0 = top + rowHeight / 2 + 1;
-        var triangle = svg(doc, root, "path", {
+        marks.push(keyed("nominal " + card.id, svgNode("path", {
           d: "M" + nx + " " + y0 + "l-4.5 8h9z",
           class: "sizer-chart-nominal" + paperClass, "data-mark": "nominal",
           "data-card-id": card.id, "data-clipped": beyondAxis(card.nominalBytes) ? "true" : "false",
-        });
-        svg(doc, triangle, "title", {}).textContent = sentence;
+        }, [svgNode("title", {}, sentence)])));
       }
-      var item = doc.createElement("li");
-      item.setAttribute("data-card-id", card.id);
-      if (card.paper !== null) item.setAttribute("data-paper", card.paper);
-      item.textContent = sentence;
-      list.appendChild(item);
+      var item = { "data-card-id": card.id };
+      if (card.paper !== null) item["data-paper"] = card.paper;
+      items.push(htmlNode("li", item, sentence));
     });
+    patchContent(doc, plot, [
+      keyed("chart", svgNode("svg", {
+        width: width,
+        height: height,
+        viewBox: "0 0 " + width + " " + height,
+        role: "img",
+        "aria-label": this.words("data-chart-text", "title"),
+        "aria-describedby": "memory-chart-text",
+      }, marks)),
+    ]);
 
-    var summary = doc.createElement("p");
-    summary.textContent = this.words("data-chart-text", "need", {
-      weights: gibText(result.weightsBytes),
-      reserve: gibText(result.reserveBytes),
-      range: gibText(result.totalBytes),
-      kv: gibText(result.kvCacheBytes),
-      total: gibText(result.modelTotalBytes),
-    });
-    text.appendChild(summary);
-    text.appendChild(list);
+    var alternative = [
+      keyed("need", htmlNode("p", {}, this.words("data-chart-text", "need", {
+        weights: gibText(result.weightsBytes),
+        reserve: gibText(result.reserveBytes),
+        range: gibText(result.totalBytes),
+        kv: gibText(result.kvCacheBytes),
+        total: gibText(result.modelTotalBytes),
+      }))),
+      keyed("cards", htmlNode("ul", {}, items)),
+    ];
     if (model.excluded.length) {
-      var gone = doc.createElement("p");
-      gone.setAttribute("data-chart-excluded", model.excluded.map(function (c) {
-        return c.id;
-      }).join(" "));
-      gone.textContent = this.words("data-chart-text", "excluded", {
+      alternative.push(keyed("excluded", htmlNode("p", {
+        "data-chart-excluded": model.excluded.map(function (c) {
+          return c.id;
+        }).join(" "),
+      }, this.words("data-chart-text", "excluded", {
         cards: model.excluded.map(function (c) {
           return c.name;
         }).join(", "),
-      });
-      text.appendChild(gone);
+      }))));
     }
+    patchContent(doc, text, alternative);
   };
 
   /** The KV cache per layer kind, one row each. */
   Sizer.prototype.renderKinds = function (result) {
     if (!this.kvKinds) return;
     var body = this.kvKinds.tBodies[0];
-    while (body.firstChild) body.removeChild(body.firstChild);
-    if (!result.valid) return;
-    var self = this;
     var doc = this.doc;
-    result.kvGroups.forEach(function (g) {
-      var row = doc.createElement("tr");
-      row.setAttribute("data-kind", g.kind);
-      [
+    if (!result.valid) {
+      patchContent(doc, body, []);
+      return;
+    }
+    var self = this;
+    patchContent(doc, body, result.kvGroups.map(function (g) {
+      return keyed(g.kind, htmlNode("tr", { "data-kind": g.kind }, [
         ["kind", self.message("data-layer-kind", g.kind)],
         ["count", formatNumber(rational(g.count), 0, self.symbols)],
         [
@@ -2781,14 +2947,10 @@
         ],
         ["tokens-held", formatNumber(rational(g.tokensHeld), 0, self.symbols)],
         ["kv-bytes", formatBytes(g.bytes, self.symbols)],
-      ].forEach(function (cell) {
-        var td = doc.createElement("td");
-        td.setAttribute("data-column", cell[0]);
-        td.textContent = cell[1];
-        row.appendChild(td);
-      });
-      body.appendChild(row);
-    });
+      ].map(function (cell) {
+        return htmlNode("td", { "data-column": cell[0] }, cell[1]);
+      })));
+    }));
   };
 
   /** Per-head fields are not read while values per token are given (an MLA config's). */
@@ -2843,12 +3005,12 @@
    * cleared, never left standing, until the form is edited or a config is read. */
   Sizer.prototype.clearResults = function () {
     var empty = this.results.getAttribute("data-empty") || "";
+    var doc = this.doc;
     this.outputs.forEach(function (output) {
-      output.textContent = empty;
+      patchContent(doc, output, empty);
     });
-    var body = this.table.tBodies[0];
-    while (body.firstChild) body.removeChild(body.firstChild);
-    while (this.errorList.firstChild) this.errorList.removeChild(this.errorList.firstChild);
+    patchContent(doc, this.table.tBodies[0], []);
+    patchContent(doc, this.errorList, []);
     this.errorBox.hidden = true;
     this.quantizationNote.hidden = true;
     this.results.setAttribute("data-state", "stale");
