@@ -261,3 +261,15 @@ def test_the_config_class_attribute_names_read_the_same(
     first, second = parse_config(config), parse_config(renamed)
     assert count_parameters(first) == count_parameters(second)
     assert active_parameters(first) == active_parameters(second)
+
+
+def test_deepseek_layers_hold_experts_from_first_k_dense_replace_whatever_moe_layer_freq() -> None:
+    # Transformers 5.24 builds DeepseekV2Moe for every layer_idx >= first_k_dense_replace
+    # (modeling_deepseek_v2.py, DeepseekV2DecoderLayer); moe_layer_freq is not read.
+    every = parse_config(small("deepseek_v2", num_hidden_layers=4, first_k_dense_replace=1))
+    freq = parse_config(
+        small("deepseek_v2", num_hidden_layers=4, first_k_dense_replace=1, moe_layer_freq=2)
+    )
+    assert count_parameters(freq) == count_parameters(every)
+    dense = parse_config(small("deepseek_v2", num_hidden_layers=4, first_k_dense_replace=4))
+    assert count_parameters(every) > count_parameters(dense)

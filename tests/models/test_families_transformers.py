@@ -47,11 +47,31 @@ BUILDABLE: dict[str, dict[str, Any]] = {
 }
 
 
+# Text decoders Transformers builds only inside their multimodal wrapper (no ForCausalLM class):
+# the wrapper's language model and its head, built from the text config.
+WRAPPED: dict[str, str] = {
+    "qwen2_vl_text": "qwen2_vl",
+    "qwen2_5_vl_text": "qwen2_5_vl",
+    "qwen3_vl_text": "qwen3_vl",
+}
+
+
 def _built(model_type: str) -> tuple[Any, Any]:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     config = transformers.AutoConfig.for_model(model_type, **BUILDABLE.get(model_type, {}))
     with torch.device("meta"):
+        if model_type in WRAPPED:
+            outer = transformers.AutoConfig.for_model(
+                WRAPPED[model_type], text_config=config.to_dict()
+            )
+            whole = transformers.AutoModelForImageTextToText.from_config(
+                outer, dtype=torch.bfloat16
+            )
+            model = torch.nn.ModuleDict(
+                {"model": whole.model.language_model, "lm_head": whole.lm_head}
+            )
+            return config, model
         model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     return config, model
 

@@ -35,6 +35,7 @@ STABLE_KEYS = {
 
 
 def model_folder(tmp_path: Path, config: dict[str, Any], weights: bool = False) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "config.json").write_text(json.dumps(config), "utf-8")
     if weights:
         save_file({"w": np.zeros((3, 5), np.float16)}, tmp_path / "model.safetensors")
@@ -178,13 +179,29 @@ def test_quantized_config_says_what_uniform_bits_miss(tmp_path: Path) -> None:
     assert data["weights_bytes"] == 8_030_261_248 // 2
 
 
-def test_multimodal_config_says_the_encoder_is_not_counted(tmp_path: Path) -> None:
-    folder = model_folder(
-        tmp_path, {"model_type": "llava", "text_config": LLAMA_3_8B, "vision_config": {}}
-    )
-    data = payload(size_model(folder, tokens=1))
+def test_a_tower_without_a_recipe_says_the_encoder_is_not_counted(tmp_path: Path) -> None:
+    unknown = {"model_type": "llava", "text_config": LLAMA_3_8B}
+    unknown["vision_config"] = {"model_type": "no_such_vision_model"}
+    data = payload(size_model(model_folder(tmp_path / "unknown", unknown), tokens=1))
     assert (data["model_type"], data["outer_model_type"]) == ("llama", "llava")
     assert "multimodal_encoder_not_counted" in data["caveats"]
+    assert data["modules"] is None
+    text_only = payload(size_model(model_folder(tmp_path / "text", LLAMA_3_8B), tokens=1))
+    assert data["parameters"] == text_only["parameters"]
+
+
+def test_a_known_wrapper_counts_its_tower_and_projector_by_module(tmp_path: Path) -> None:
+    # LLaVA's class default tower (CLIP ViT-L/14-336) when the config states no vision_config.
+    config = {"model_type": "llava", "text_config": LLAMA_3_8B}
+    data = payload(size_model(model_folder(tmp_path / "llava", config), tokens=1))
+    text_only = payload(size_model(model_folder(tmp_path / "text", LLAMA_3_8B), tokens=1))
+    assert "multimodal_encoder_not_counted" not in data["caveats"]
+    modules = {m["name"]: m["parameters"] for m in data["modules"]}
+    assert sum(modules.values()) == data["parameters"] > text_only["parameters"]
+    beside = data["parameters"] - text_only["parameters"]
+    assert beside == sum(
+        v for name, v in modules.items() if "language_model" not in name and "lm_head" not in name
+    )
 
 
 def test_deepseek_v3_names_both_mla_layouts(tmp_path: Path) -> None:

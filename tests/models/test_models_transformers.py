@@ -207,7 +207,18 @@ def _tiny_config(transformers: ModuleType, model_type: str) -> Any:
 def _tiny(model_type: str) -> Any:
     def build(transformers: ModuleType) -> Any:
         config = _tiny_config(transformers, model_type)
-        return transformers.AutoModelForCausalLM.from_config(config)
+        from test_families_transformers import WRAPPED
+
+        wrapper = WRAPPED.get(model_type)
+        if wrapper is None:
+            return transformers.AutoModelForCausalLM.from_config(config)
+        # A decoder with no causal-LM class of its own (Qwen2-VL's): built in its wrapper, with
+        # a tiny vision tower (tiny/wrappers/<wrapper>.json); the cache is the decoder's.
+        vision = json.loads((TINY_DIR / "wrappers" / f"{wrapper}.json").read_text("utf-8"))
+        outer = transformers.AutoConfig.for_model(
+            wrapper, text_config=config.to_dict(), vision_config=vision
+        )
+        return transformers.AutoModelForImageTextToText.from_config(outer)
 
     return build
 
@@ -417,14 +428,10 @@ def test_weights_from_safetensors_and_from_the_config(saved: Any, torch: ModuleT
 
 
 def _decoder_parameters(model: Any, bytes_: bool = False) -> int:
-    """Parameters of the text decoder and its head, each shared tensor once (their bytes with
-    `bytes_`)."""
-    inner = getattr(model, "model", None)  # GPT-2's is `transformer`, GPT-NeoX's `gpt_neox`
-    if inner is not None and hasattr(inner, "language_model"):
-        modules = [model.model.language_model, model.lm_head]
-    else:
-        modules = [model]
-    unique = {id(p): p for module in modules for p in module.parameters()}
+    """Parameters of the whole model, each shared tensor once (their bytes with `bytes_`): a
+    multimodal wrapper's vision tower and projector too, which their recipes count
+    (iteragpu.models.towers)."""
+    unique = {id(p): p for p in model.parameters()}
     if bytes_:
         return sum(p.numel() * p.element_size() for p in unique.values())
     return sum(p.numel() for p in unique.values())

@@ -295,12 +295,20 @@ def parse_config(raw: Mapping[str, Any], where: str = "config.json") -> ModelCon
     outer_type = raw.get("model_type")
     text = raw.get("text_config")
     if text is None:
+        from iteragpu.models.towers import text_model_type
+
+        inner = text_model_type(outer_type) if isinstance(outer_type, str) else None
+        if inner is not None:
+            # A wrapper whose text keys sit at the top (Qwen2-VL's published configs).
+            return _parse_decoder({**raw, "model_type": inner}, raw, outer_type, where)
         return _parse_decoder(raw, raw, None, where)
     if not isinstance(text, dict):
         raise ConfigError("{where}: text_config is not an object", "bad_key", where=where)
     text_type = text.get("model_type")
     if text_type is None and isinstance(outer_type, str):
-        text_type = _TEXT_MODEL_TYPES.get(outer_type)
+        from iteragpu.models.towers import text_model_type
+
+        text_type = _TEXT_MODEL_TYPES.get(outer_type) or text_model_type(outer_type)
     _refuse_state(raw, where)
     outer = str(outer_type) if outer_type is not None else "multimodal"
     return _parse_decoder({**text, "model_type": text_type}, raw, outer, where)

@@ -16,17 +16,19 @@ short-convolution layers: constant in tokens, per sequence; 0 for a model withou
 `states` (per layer kind: counts and tensors), `total_bytes` (weights + KV + states + reserve);
 each byte figure is an integer under `*_bytes` (rounded up when a fractional byte per value
 makes it fractional; `*_bytes_exact` then holds the exact decimal), with `*_gb`/`*_gib` beside
-it as exact decimal text. A value that is not known is null. Beside them: `weights_formats`
-(per format and dtype: tensors, elements, bytes; null for weights from a config),
-`weights_roles` (a quantized checkpoint's tensors by role: quantized_weights, scales, zeros,
-group_index, quantization_state, unquantized, unknown_integer, each with dtype, tensors, bytes
-and the parameters it holds; null without a quantization_config), `parameters_unknown_reason`
-(why `parameters` is null: integer_tensors, quantization_method_not_read,
-quantization_config_unreadable, tensor_not_in_layout; else null), `cache` (kind, static length,
-sliding layers), `kv_cache_decoding_bytes` (a dynamic cache while decoding), `mla_alternative`
-(the other MLA layout's figures, else null), `caveats` (codes of `CAVEATS`), and
-`total_incomplete` with `cache_unknown_reason` (true and a refusal code for a `PartialSizing`:
-a family the reader does not know, sized from its weight files alone; else false and null).
+it as exact decimal text. A value that is not known is null. Beside them: `modules` (a
+multimodal model's top modules with their parameters: vision tower, projector, language model,
+head; null for a text model), `weights_formats` (per format and dtype: tensors, elements,
+bytes; null for weights from a config), `weights_roles` (a quantized checkpoint's tensors by
+role: quantized_weights, scales, zeros, group_index, quantization_state, unquantized,
+unknown_integer, each with dtype, tensors, bytes and the parameters it holds; null without a
+quantization_config), `parameters_unknown_reason` (why `parameters` is null: integer_tensors,
+quantization_method_not_read, quantization_config_unreadable, tensor_not_in_layout; else null),
+`cache` (kind, static length, sliding layers), `kv_cache_decoding_bytes` (a dynamic cache while
+decoding), `mla_alternative` (the other MLA layout's figures, else null), `caveats` (codes of
+`CAVEATS`), and `total_incomplete` with `cache_unknown_reason` (true and a refusal code for a
+`PartialSizing`: a family the reader does not know, sized from its weight files alone; else
+false and null).
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ CAVEATS: Final = {
     "(quantization_method): the bits given apply to every parameter; its scales and the "
     "modules it keeps in 16 bits are not counted; its weight files give the exact bytes",
     "multimodal_encoder_not_counted": "weights from the config count the text decoder only: "
-    "the vision or audio encoder and the projector are not counted",
+    "the vision or audio encoder and the projector are not counted",  # a wrapper without a recipe
     "mtp_layers_not_counted": "weights from the config: the multi-token-prediction layers that "
     "checkpoints store are not counted",
     "cache_unknown": "the family's cache is not known here: the weights come from the files, "
@@ -382,7 +384,10 @@ def _caveats(
         if config.quantization_method is not None:
             codes.append("quantized_checkpoint_from_config")
         if config.is_multimodal:
-            codes.append("multimodal_encoder_not_counted")
+            from iteragpu.models.towers import wrapper_counts
+
+            if wrapper_counts(config) is None:
+                codes.append("multimodal_encoder_not_counted")
         if config.mla is not None and config.mla.mtp_layers:
             codes.append("mtp_layers_not_counted")
     if weights.parameters is None:
@@ -498,6 +503,20 @@ def _state_json(state: StateEstimate) -> dict[str, Any]:
     }
 
 
+def _modules_json(config: ModelConfig) -> list[dict[str, Any]] | None:
+    """A multimodal model's top modules (vision tower, projector, language model, head) and
+    their parameters, as Transformers builds them; None for a text model or a wrapper without
+    a recipe."""
+    if not config.is_multimodal:
+        return None
+    from iteragpu.models.towers import wrapper_counts
+
+    counted = wrapper_counts(config)
+    if counted is None:
+        return None
+    return [{"name": name, "parameters": count} for name, count in counted.modules]
+
+
 def active_parameter_count(sizing: ModelSizing) -> int | None:
     """Active parameters where the family's recipe tells the routed experts apart, and the
     total is the config's count (a file's count of a quantized layout may differ)."""
@@ -532,6 +551,7 @@ def payload(sizing: ModelSizing) -> dict[str, Any]:
         **_weights_json(sizing.weights),
         # Per token: the routed experts not chosen left out; `parameters` for a dense model.
         "active_parameters": active_parameter_count(sizing),
+        "modules": _modules_json(config),
         "tokens": kv.tokens,
         "sequences": kv.sequences,
         "kv_bytes_per_value": exact_decimal_text(kv.bytes_per_value),
@@ -628,6 +648,7 @@ def partial_payload(sizing: PartialSizing) -> dict[str, Any]:
         "quantization_method": None,
         **_weights_json(sizing.weights),
         "active_parameters": None,
+        "modules": None,
         "tokens": None,
         "sequences": None,
         "kv_bytes_per_value": None,

@@ -5,7 +5,8 @@ The count is the one Transformers 5.24 builds (the proof tests compare it with
 projections (with their biases where the family or `attention_bias` has them), the MLP or the
 mixture of experts, and the norms; then the final norm and the output head, which tied
 embeddings share with the input embeddings, so it counts once. A multimodal model's vision
-encoder and projector are not in its `text_config`: they are not counted (the caller says so).
+encoder and projector are counted where its wrapper has a recipe (iteragpu.models.towers);
+otherwise they are not (the caller says so).
 """
 
 from __future__ import annotations
@@ -28,7 +29,21 @@ def recipe_counts(config: ModelConfig) -> Counts | None:
     described = recipe(config.model_type)
     if described is None or config.values is None:
         return None
-    return count(described, described.scope(config.values, "config.json"), config.layer_kinds)
+    wrapped = None
+    if config.is_multimodal:
+        from iteragpu.models.towers import wrapper_counts
+
+        wrapped = wrapper_counts(config)
+    if wrapped is None:
+        return count(described, described.scope(config.values, "config.json"), config.layer_kinds)
+    # A multimodal wrapper with a recipe (iteragpu.models.towers): the head tied by its rule,
+    # and its vision tower and projector added, all active (every image goes through them).
+    values = {**config.values, "tie_word_embeddings": wrapped.tied}
+    counts = count(described, described.scope(values, "config.json"), config.layer_kinds)
+    kept = wrapped.float32
+    counts.add(wrapped.parameters - kept, wrapped.parameters - kept, False)
+    counts.add(kept, kept, True)
+    return counts
 
 
 def active_parameters(config: ModelConfig) -> int | None:
@@ -111,8 +126,9 @@ def _mla_attention(config: ModelConfig, mla: MlaConfig) -> int:
 
 
 def _moe_or_mlp(config: ModelConfig, mla: MlaConfig, index: int) -> int:
-    """DeepSeek: dense MLPs for the first `first_k_dense_replace` layers, then experts."""
-    if index < mla.first_k_dense_replace or index % mla.moe_layer_freq:
+    """DeepSeek: dense MLPs for the first `first_k_dense_replace` layers, then experts on every
+    layer (Transformers 5.24 does not read moe_layer_freq: modeling_deepseek_v2.py)."""
+    if index < mla.first_k_dense_replace:
         return _mlp(config, _required(config.intermediate_size, "intermediate_size"))
     hidden, width = config.hidden_size, mla.moe_intermediate_size
     experts = mla.n_routed_experts * GATED_MLP_MATRICES * hidden * width
