@@ -380,3 +380,24 @@ def test_the_shortlist_follows_the_table(tmp_path: Path, lang: str) -> None:
     assert message("rank_rule", lang) in unfolded
     assert message("model_total", lang) in result.stdout
     assert_reader_text(result.stdout, lang)
+
+
+@pytest.mark.parametrize(("lang", "words"), [("ko", "최상위 모듈별"), ("id", "per modul teratas")])
+def test_a_multimodal_model_lists_its_top_modules(tmp_path: Path, lang: str, words: str) -> None:
+    config = {
+        "model_type": "llava",
+        "text_config": {**LLAMA_3_8B, "model_type": "llama"},
+        "dtype": "bfloat16",
+    }
+    folder = model_folder(tmp_path, config, "llava")
+    result = CliRunner().invoke(
+        app, ["model", str(folder), "--tokens", "8", "--lang", lang], prog_name="iteragpu"
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert words in text
+    data = json.loads(
+        CliRunner().invoke(app, ["model", str(folder), "--tokens", "8", "--json"]).stdout
+    )
+    for module in data["modules"]:
+        assert module["name"] in text

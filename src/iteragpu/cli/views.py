@@ -453,6 +453,14 @@ def model_text(
             parameters=format_number(parameters, 0, lang),
         )
         notes.insert(0, head_title)
+    from iteragpu.models.model import modules_json
+
+    modules = modules_json(config)
+    if modules:
+        listed = ", ".join(
+            f"{m['name']} {format_number(m['parameters'], 0, lang)}" for m in modules
+        )
+        notes.insert(0, message("model_modules", lang, modules=listed))
     text = "\n".join([*head, title, "", table, "", *(fold_text(n) for n in notes)])
     if candidates is None or days is None:
         return text

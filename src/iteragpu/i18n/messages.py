@@ -328,6 +328,7 @@ TEXTS: Final[dict[str, str]] = {
     "layer_kind_linear_attention": N_("linear attention or SSM"),
     "layer_kind_conv": N_("short convolution"),
     "model_state_layers": N_("Layer states, {kind}"),
+    "model_modules": N_("Parameters per top module: {modules}."),
     "model_weights_role": N_("· {role} {dtype}, {tensors} tensors"),
     "weights_role_quantized_weights": N_("quantized weights"),
     "weights_role_scales": N_("scales"),

@@ -503,7 +503,7 @@ def _state_json(state: StateEstimate) -> dict[str, Any]:
     }
 
 
-def _modules_json(config: ModelConfig) -> list[dict[str, Any]] | None:
+def modules_json(config: ModelConfig) -> list[dict[str, Any]] | None:
     """A multimodal model's top modules (vision tower, projector, language model, head) and
     their parameters, as Transformers builds them; None for a text model or a wrapper without
     a recipe."""
@@ -551,7 +551,7 @@ def payload(sizing: ModelSizing) -> dict[str, Any]:
         **_weights_json(sizing.weights),
         # Per token: the routed experts not chosen left out; `parameters` for a dense model.
         "active_parameters": active_parameter_count(sizing),
-        "modules": _modules_json(config),
+        "modules": modules_json(config),
         "tokens": kv.tokens,
         "sequences": kv.sequences,
         "kv_bytes_per_value": exact_decimal_text(kv.bytes_per_value),
