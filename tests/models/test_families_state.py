@@ -259,6 +259,11 @@ MALFORMED: dict[str, tuple[dict[str, Any], str]] = {
         "layer kind 'linear_attention'",
     ),
     "jamba_conv_as_text": (_config("jamba", mamba_d_conv="4"), "mamba_d_conv"),
+    # JambaConfig refuses an offset at or past its period.
+    "jamba_offset_past_period": (
+        _config("jamba", attn_layer_period=2, attn_layer_offset=4),
+        "attn_layer_offset",
+    ),
 }
 
 

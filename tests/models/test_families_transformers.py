@@ -56,10 +56,11 @@ WRAPPED: dict[str, str] = {
 }
 
 
-def _built(model_type: str) -> tuple[Any, Any]:
+def _built(model_type: str, **changes: Any) -> tuple[Any, Any]:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    config = transformers.AutoConfig.for_model(model_type, **BUILDABLE.get(model_type, {}))
+    settings = {**BUILDABLE.get(model_type, {}), **changes}
+    config = transformers.AutoConfig.for_model(model_type, **settings)
     with torch.device("meta"):
         if model_type in WRAPPED:
             outer = transformers.AutoConfig.for_model(

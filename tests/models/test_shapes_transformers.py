@@ -10,6 +10,7 @@ the parameter whose full name ends with it. Run by `nox -s models` (marker `tran
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -35,12 +36,28 @@ def _stated() -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("model_type", _stated())
-def test_each_tensor_is_what_transformers_builds(model_type: str) -> None:
+# Layouts the class defaults leave off: per-head q/k norms, Falcon-40B's decoder, two AltUp
+# inputs, biases, a tied head.
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("stablelm", {"qk_layernorm": True, "use_qkv_bias": True}),
+    ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 8, "bias": True}),
+    ("gemma3n_text", {"altup_num_inputs": 2, "num_kv_shared_layers": 0}),
+    ("qwen3_moe", {"mlp_only_layers": [0], "tie_word_embeddings": True}),
+    ("jamba", {"attn_layer_period": 2, "attn_layer_offset": 1, "expert_layer_period": 4}),
+]
+
+
+@pytest.mark.parametrize(
+    ("model_type", "changes"),
+    [(t, {}) for t in _stated()] + VARIANTS,
+    ids=[t for t in _stated()] + [f"{t}-variant" for t, _ in VARIANTS],
+)
+def test_each_tensor_is_what_transformers_builds(model_type: str, changes: dict[str, Any]) -> None:
     torch = pytest.importorskip("torch")
     from test_families_transformers import _built
 
-    config, model = _built(model_type)  # a decoder without a causal-LM class: in its wrapper
+    # A decoder without a causal-LM class is built in its wrapper.
+    config, model = _built(model_type, **changes)
     built: dict[tuple[int | None, str], tuple[tuple[int, ...], bool]] = {}
     seen: set[int] = set()
     for name, parameter in model.named_parameters():

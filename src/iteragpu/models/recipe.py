@@ -50,8 +50,9 @@ A term may also say the tensors it builds, which training sizes need (optimizer 
 tensor, row splits, LoRA targets): `"linear": [in, out]` (an nn.Linear: `<name>.weight` of
 [out, in], and `<name>.bias` of [out] where the term's `"bias"` expression holds), `"shape":
 [...]` (one tensor, `<name>.weight`), or `"tensors": [{"name", "shape", "when"}]` (each named
-in full: `self_attn.sinks`, `mlp.experts.gate_up_proj`). A term with tensors needs no `count`:
-it is their elements' sum (a test holds the two equal where a term has both).
+in full: `self_attn.sinks`, `mlp.experts.gate_up_proj`; with `"repeat": expr`, one tensor per
+index `{i}` of the name: `self_attn.q_layernorm.norms.{i}.weight`). A term with tensors needs
+no `count`: it is their elements' sum (a test holds the two equal where a term has both).
 
 Expressions are a small, safe subset of Python: integers, booleans, None, strings, names of
 config values, `+ - * // %`, comparisons (`is None` too), `and or not`, `x if c else y`,
@@ -348,11 +349,18 @@ def term_tensors(
     if "shape" in term:
         return [(f"{name}.weight", tuple(scope.count(e, **extra) for e in term["shape"]))]
     if "tensors" in term:
-        return [
-            (t["name"], tuple(scope.count(e, **extra) for e in t["shape"]))
-            for t in term["tensors"]
-            if "when" not in t or scope.evaluate(t["when"], **extra)
-        ]
+        found = []
+        for t in term["tensors"]:
+            if "when" in t and not scope.evaluate(t["when"], **extra):
+                continue
+            shape = tuple(scope.count(e, **extra) for e in t["shape"])
+            if "repeat" not in t:
+                found.append((t["name"], shape))
+                continue
+            # One tensor per index (StableLM's q_layernorm.norms.{i}: one per head).
+            repeat = scope.count(t["repeat"], **extra)
+            found += [(t["name"].replace("{i}", str(i)), shape) for i in range(repeat)]
+        return found
     return None
 
 
