@@ -555,6 +555,172 @@ def _model_command() -> Callable[..., None]:
 
 
 @_command(
+    "train",
+    N_(
+        "Model states of a training or fine-tuning run, exact per tensor and per GPU: weights "
+        "(base, adapters, 4-bit packing and its scales), gradients, optimizer states (on the "
+        "GPU and in host memory), master copies. Activations are measured by the lab, not "
+        "computed.\n\nPATH as for `model`: a model folder, a config.json or a model's name."
+    ),
+)
+def _train_command() -> Callable[..., None]:
+    from iteragpu.training.records import METHODS, OPTIMIZERS, PRECISIONS, SHARDS
+
+    def train(
+        path: Annotated[str, typer.Argument(metavar=N_("PATH"))],
+        method: Annotated[
+            str,
+            typer.Option(
+                "--method",
+                click_type=click.Choice(METHODS),
+                help=N_("full, LoRA, DoRA or QLoRA (PEFT's adapters; bitsandbytes' 4-bit base)."),
+            ),
+        ] = "full",
+        precision: Annotated[
+            str,
+            typer.Option(
+                "--precision",
+                click_type=click.Choice(PRECISIONS),
+                help=N_(
+                    "Pure 16-bit weights and states, autocast over fp32 weights, or 16-bit "
+                    "weights with fp32 master weights and gradients (bf16-master)."
+                ),
+            ),
+        ] = "bf16",
+        optimizer: Annotated[
+            str,
+            typer.Option(
+                "--optimizer",
+                click_type=click.Choice(OPTIMIZERS),
+                help=N_("torch.optim's AdamW, SGD, Adafactor; bitsandbytes' 8-bit AdamW."),
+            ),
+        ] = "adamw",
+        fused: Annotated[
+            bool,
+            typer.Option("--fused", help=N_("AdamW's fused mode: its step counters on the GPU.")),
+        ] = False,
+        lora_r: Annotated[
+            str, typer.Option("--lora-r", metavar=NUMBER, help=N_("LoRA rank."))
+        ] = "8",
+        lora_targets: Annotated[
+            str | None,
+            typer.Option(
+                "--lora-targets",
+                metavar=N_("NAMES"),
+                help=N_(
+                    "Modules LoRA wraps, comma-separated (q_proj,v_proj), or all-linear. "
+                    "Default: PEFT's for the family."
+                ),
+            ),
+        ] = None,
+        lora_bias: Annotated[
+            str,
+            typer.Option(
+                "--lora-bias",
+                click_type=click.Choice(("none", "all", "lora_only")),
+                help=N_("Which biases train (PEFT's bias)."),
+            ),
+        ] = "none",
+        modules_to_save: Annotated[
+            str | None,
+            typer.Option(
+                "--modules-to-save",
+                metavar=N_("NAMES"),
+                help=N_(
+                    "Modules trained in full beside the adapters (a copy; the original stays)."
+                ),
+            ),
+        ] = None,
+        adapter_dtype: Annotated[
+            str | None,
+            typer.Option(
+                "--adapter-dtype",
+                metavar=N_("DTYPE"),
+                help=N_("The adapters' dtype. Default: float32, as PEFT casts them."),
+            ),
+        ] = None,
+        quant_type: Annotated[
+            str,
+            typer.Option(
+                "--quant-type",
+                click_type=click.Choice(("nf4", "fp4")),
+                help=N_("QLoRA: bitsandbytes' 4-bit type."),
+            ),
+        ] = "nf4",
+        double_quant: Annotated[
+            bool,
+            typer.Option(
+                "--double-quant", help=N_("QLoRA: 8-bit block scales with their own scales.")
+            ),
+        ] = False,
+        shard: Annotated[
+            str,
+            typer.Option(
+                "--shard",
+                click_type=click.Choice(SHARDS),
+                help=N_("FSDP2 or DeepSpeed ZeRO stage 1, 2 or 3 over --gpus."),
+            ),
+        ] = "none",
+        gpus: Annotated[
+            str, typer.Option("--gpus", metavar=NUMBER, help=N_("GPUs the run is sharded over."))
+        ] = "1",
+        micro_batch: Annotated[
+            str | None,
+            typer.Option(
+                "--micro-batch", metavar=NUMBER, help=N_("Recorded: it sizes the activations.")
+            ),
+        ] = None,
+        sequence_length: Annotated[
+            str | None,
+            typer.Option(
+                "--sequence-length",
+                metavar=NUMBER,
+                help=N_("Recorded: it sizes the activations."),
+            ),
+        ] = None,
+        grad_accum: Annotated[
+            str,
+            typer.Option(
+                "--grad-accum",
+                metavar=NUMBER,
+                help=N_("Micro-steps per optimizer step: gradients accumulate in place."),
+            ),
+        ] = "1",
+        lang: LangOption = DEFAULT_LANG,
+        as_json: JsonOption = False,
+    ) -> None:
+        from iteragpu.cli.train_request import train_output, train_request
+        from iteragpu.core.numbers import InputError
+
+        try:
+            request = train_request(
+                method=method,
+                precision=precision,
+                optimizer=optimizer,
+                fused=fused,
+                lora_r=lora_r,
+                lora_targets=lora_targets,
+                lora_bias=lora_bias,
+                modules_to_save=modules_to_save,
+                adapter_dtype=adapter_dtype,
+                quant_type=quant_type,
+                double_quant=double_quant,
+                shard=shard,
+                gpus=gpus,
+                micro_batch=micro_batch,
+                sequence_length=sequence_length,
+                grad_accum=grad_accum,
+                lang=lang,
+            )
+            text = train_output(path, request, lang, as_json)
+        except InputError as error:
+            refuse(error, lang)
+        print(text)
+
+    return train
+
+
+@_command(
     "convert",
     N_(
         "Convert a byte quantity exactly; GB (10^9 B) and GiB (2^30 B) are never mixed.\n\n"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate, Requirement
     from iteragpu.models.model import ModelSizing, PartialSizing, Weights
+    from iteragpu.training.plan import TrainingPlan
 
 
 DISPLAY_DECIMALS = 2
@@ -335,8 +336,8 @@ def _model_rows(s: ModelSizing, lang: str) -> list[list[str]]:
         ]
     ]
     inventory = s.weights.inventory
-    layout = None if inventory is None else inventory.layout
-    for role in layout.roles if layout is not None else ():
+    quantized = None if inventory is None else inventory.layout
+    for role in quantized.roles if quantized is not None else ():
         # A quantized checkpoint: its bytes by role (packed weights, scales, zeros...).
         label = message(
             "model_weights_role",
@@ -346,7 +347,7 @@ def _model_rows(s: ModelSizing, lang: str) -> list[list[str]]:
             tensors=format_number(role.tensors, 0, lang),
         )
         rows.append([label, blank, blank, blank, *_byte_cells(Fraction(role.bytes), lang)])
-    for t in inventory.groups if inventory is not None and layout is None else ():
+    for t in inventory.groups if inventory is not None and quantized is None else ():
         label = message(
             "model_tensors",
             lang,
@@ -626,3 +627,108 @@ def _estimate_text(c: Comparison, lang: str) -> str:
         lines.append(message("explain_cublas", lang, workspace=workspace))
     lines.append(message("explain_context", lang))
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# iteragpu train
+# ---------------------------------------------------------------------------------------------
+
+
+def _train_rows(plan: TrainingPlan, lang: str) -> list[list[str]]:
+    from iteragpu.training.plan import ROLES, tensor_bytes
+
+    rank = plan.first_to_fill
+    estimated = message("train_status_estimated", lang)
+
+    def row(label: str, byte_count: int, status: str = estimated) -> list[str]:
+        cells = _byte_cells(Fraction(byte_count), lang)
+        return [label, cells[2], cells[1], cells[0], status]
+
+    rows = []
+    sharded = plan.request.shard != "none"
+    for role in ROLES:
+        held = [t for t in plan.tensors if t.role == role]
+        if not held:
+            continue
+        trainable = any(t.trainable for t in held)
+        label = message(
+            f"train_role_{role}",
+            lang,
+            tensors=format_number(len(held), 0, lang),
+            state=message("train_trainable" if trainable else "train_frozen", lang),
+        )
+        # Unsharded per role; the sharded share is the weights row below.
+        rows.append(row(label, sum(tensor_bytes(t) for t in held)))
+    if sharded:
+        rows.append(row(message("train_weights_share", lang), rank.parameters + rank.quant_states))
+    rows.append(row(message("train_gradients", lang), rank.gradients))
+    rows.append(row(message("train_optimizer", lang), rank.optimizer + plan.shared_gpu_bytes))
+    if rank.master_weights or rank.master_gradients:
+        rows.append(row(message("train_master_weights", lang), rank.master_weights))
+        rows.append(row(message("train_master_gradients", lang), rank.master_gradients))
+    rows.append(row(message("train_model_states", lang), plan.rank_gpu_bytes(rank)))
+    if rank.host:
+        rows.append(row(message("train_host", lang), rank.host))
+    to_measure = message("train_status_unknown", lang)
+    rows.append([message("train_activations", lang), "-", "-", "-", to_measure])
+    return rows
+
+
+def train_text(plan: TrainingPlan, lang: str) -> str:
+    """The run's model states as a table, then the ranks when it is sharded, then the notes."""
+    request = plan.request
+    trainable = plan.trainable
+    title = message(
+        "train_title",
+        lang,
+        model_type=plan.config.model_type,
+        parameters=format_number(plan.parameters, 0, lang),
+        trainable=format_number(sum(t.elements for t in trainable), 0, lang),
+        tensors=format_number(len(trainable), 0, lang),
+        method=request.method,
+        precision=request.precision,
+        optimizer=request.optimizer + (" (fused)" if request.fused else ""),
+    )
+    headers = [
+        message("figure", lang),
+        "GiB",
+        "GB",
+        message("bytes_header", lang),
+        message("train_status_header", lang),
+    ]
+    parts = [str(plan.path), title, "", render_table(headers, _train_rows(plan, lang))]
+    if request.shard != "none":
+        rank = plan.first_to_fill
+        parts += [
+            "",
+            fold_text(
+                message(
+                    "train_sharded",
+                    lang,
+                    shard=request.shard,
+                    gpus=format_number(request.gpus, 0, lang),
+                    rank=format_number(rank.rank, 0, lang),
+                )
+            ),
+            "",
+            render_table(
+                [
+                    message("train_rank_header", lang),
+                    message("train_model_states_gib_header", lang),
+                    message("train_padding_header", lang),
+                ],
+                [
+                    [
+                        format_number(r.rank, 0, lang),
+                        format_number(gib(plan.rank_gpu_bytes(r)), DISPLAY_DECIMALS, lang),
+                        format_number(r.padding, 0, lang),
+                    ]
+                    for r in plan.shard.ranks
+                ],
+            ),
+        ]
+    notes = [message("train_note_activations", lang), message("train_note_rules", lang)]
+    if request.micro_batch is not None or request.sequence_length is not None:
+        notes.append(message("train_note_recorded", lang))
+    parts += ["", *(fold_text(n) for n in notes)]
+    return "\n".join(parts)

@@ -31,7 +31,7 @@ require_extra("babel")
 PACKAGE = Path(__file__).resolve().parents[1]
 # The runtime layers whose texts a reader sees; the lab carries its own table, the build
 # tools speak to developers.
-RUNTIME_LAYERS = ("cli", "core", "gpus", "i18n", "models")
+RUNTIME_LAYERS = ("cli", "core", "gpus", "i18n", "models", "training")
 KEYWORDS: dict[str, Any] = {
     "N_": None,
     "NP_": (1, 2),
@@ -47,6 +47,23 @@ KEYWORDS: dict[str, Any] = {
             "ConfigError",
             "UnsupportedModelError",
             "GgufError",
+        ),
+        (1,),
+    ),
+    # `iteragpu.training`: a run's refusals (adapters, states, sharding).
+    **dict.fromkeys(
+        (
+            "AdapterInputError",
+            "StateInputError",
+            "UnknownPrecisionError",
+            "UnknownOptimizerError",
+            "FusedUnsupportedError",
+            "UntrainableTensorError",
+            "ShardingError",
+            "GpuCountError",
+            "EmptyRankError",
+            "UnshardableError",
+            "TrainInputError",
         ),
         (1,),
     ),

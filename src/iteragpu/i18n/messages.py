@@ -329,6 +329,48 @@ TEXTS: Final[dict[str, str]] = {
     "layer_kind_conv": N_("short convolution"),
     "model_state_layers": N_("Layer states, {kind}"),
     "model_modules": N_("Parameters per top module: {modules}."),
+    "train_title": N_(
+        "{model_type}: {parameters} parameters, {trainable} trainable in {tensors} tensors; "
+        "{method}, {precision}, {optimizer}"
+    ),
+    "train_status_header": N_("Status"),
+    "train_status_estimated": N_("stated"),
+    "train_status_unknown": N_("to measure"),
+    "train_role_base": N_("Weights, base ({tensors} tensors, {state})"),
+    "train_role_saved_copy": N_("Weights, trainable copies ({tensors} tensors, {state})"),
+    "train_role_adapter": N_("Adapters ({tensors} tensors, {state})"),
+    "train_role_quantized": N_("Weights, 4-bit packed ({tensors} tensors, {state})"),
+    "train_role_quant_state": N_("Quantization states ({tensors} tensors)"),
+    "train_trainable": N_("trained"),
+    "train_frozen": N_("frozen"),
+    "train_weights_share": N_("Weights held by this GPU"),
+    "train_gradients": N_("Gradients"),
+    "train_optimizer": N_("Optimizer states on the GPU"),
+    "train_master_weights": N_("Master weights (float32)"),
+    "train_master_gradients": N_("Master gradients (float32)"),
+    "train_model_states": N_("Model states on one GPU"),
+    "train_host": N_("Optimizer step counters in host memory (not on the GPU)"),
+    "train_activations": N_("Activations"),
+    "train_sharded": N_(
+        "{shard} over {gpus} GPUs: the figures above are those of rank {rank}, the first to "
+        "fill; every rank:"
+    ),
+    "train_rank_header": N_("Rank"),
+    "train_model_states_gib_header": N_("Model states (GiB)"),
+    "train_padding_header": N_("Padding (B)"),
+    "train_note_activations": N_(
+        "Activations are not computed: they depend on the kernels, checkpointing and the "
+        "allocator. Measure them with the lab on your card (activations_bytes: null)."
+    ),
+    "train_note_rules": N_(
+        "Stated from PyTorch's, PEFT's and bitsandbytes' own rules, each checked against their "
+        "tensors after a real step on CPU; temporary buffers of the step itself are not "
+        "counted."
+    ),
+    "train_note_recorded": N_(
+        "--micro-batch and --sequence-length are recorded in the JSON: they size the "
+        "activations, which are measured, not computed."
+    ),
     "model_weights_role": N_("· {role} {dtype}, {tensors} tensors"),
     "weights_role_quantized_weights": N_("quantized weights"),
     "weights_role_scales": N_("scales"),

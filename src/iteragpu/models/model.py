@@ -280,6 +280,12 @@ def _read(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
     return load_config(path), None
 
 
+def read_model(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
+    """The model at `path` (a folder, a config.json, a .gguf file or a model's name): its
+    config, and its weight files' inventory when it has weight files."""
+    return _read(path)
+
+
 def _may_hold_safetensors(folder: Path) -> bool:
     """False when no name in `folder` could be a safetensors file or index: the reader would
     find none. One listing, case-insensitive (wider than the reader's own match), where the

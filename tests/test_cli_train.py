@@ -1,0 +1,158 @@
+"""`iteragpu train`: the command's plumbing, output and refusals (CliRunner, fixed width).
+
+The figures it states are proved elsewhere against the real libraries after a real step
+(`nox -s training`: tests/training/test_states_torch.py for gradients, optimizer states and
+master copies, test_adapters_torch.py for PEFT's adapters and bitsandbytes' 4-bit states,
+test_sharding_torch.py for FSDP2's shards over gloo). Here: the JSON's keys and sums, the
+issue's measured tiny Llama (P = 106,816 in 21 tensors: fp32 AdamW holds 16P + 84 B, the 84 B
+of `step` counters in host memory), per-GPU figures of a sharded run, the text in each
+language, and every bad input one line with exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from iteragpu.cli.app import app
+from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.messages import message
+
+# The issue's tiny Llama: vocab 256, hidden 64, 2 layers, 4 heads, 2 KV heads, head untied.
+TINY = {
+    "model_type": "llama",
+    "vocab_size": 256,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "tie_word_embeddings": False,
+    "dtype": "float32",
+}
+P = 106_816
+
+
+def _folder(tmp_path: Path, config: dict[str, Any]) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config), "utf-8")
+    return folder
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(app, ["train", *args], prog_name="iteragpu", env={"COLUMNS": "120"})
+
+
+def _json(*args: str) -> dict[str, Any]:
+    result = _run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_fp32_adamw_holds_16_bytes_a_parameter_and_4_a_tensor_on_the_host(
+    tmp_path: Path,
+) -> None:
+    data = _json(str(_folder(tmp_path, TINY)), "--precision", "fp32")
+    assert (data["parameters"], data["trainable_parameters"], data["trainable_tensors"]) == (
+        P,
+        P,
+        21,
+    )
+    assert data["weights_bytes"] == data["gradients_bytes"] == 4 * P
+    assert data["optimizer_state_bytes"] == 8 * P  # exp_avg and exp_avg_sq, on the GPU
+    assert data["optimizer_host_bytes"] == 4 * 21  # one float32 `step` per tensor
+    assert data["model_states_bytes"] == 16 * P
+    assert data["model_states_bytes"] + data["optimizer_host_bytes"] == 16 * P + 84
+    names = {(s["name"], s["device"]): s["bytes"] for s in data["optimizer_states"]}
+    assert names == {("exp_avg", "gpu"): 4 * P, ("exp_avg_sq", "gpu"): 4 * P, ("step", "host"): 84}
+    assert data["activations_bytes"] is None
+    assert data["activations_reason"] == "measured by the lab"
+    assert data["status"]["activations"] == "unknown"
+    assert {data["status"][k] for k in ("weights", "gradients")} == {"estimated"}
+
+
+@pytest.mark.parametrize(
+    ("precision", "per_parameter"), [("bf16", 8), ("bf16-master", 20), ("autocast-bf16", 16)]
+)
+def test_each_precision_holds_what_pytorch_holds(
+    tmp_path: Path, precision: str, per_parameter: int
+) -> None:
+    data = _json(str(_folder(tmp_path, TINY)), "--precision", precision)
+    assert data["model_states_bytes"] == per_parameter * P
+    master = data["master_weights_bytes"] + data["master_gradients_bytes"]
+    assert master == (8 * P if precision == "bf16-master" else 0)
+
+
+def test_the_fused_mode_keeps_the_step_counters_on_the_gpu(tmp_path: Path) -> None:
+    data = _json(str(_folder(tmp_path, TINY)), "--precision", "fp32", "--fused")
+    assert data["optimizer_host_bytes"] == 0
+    assert data["model_states_bytes"] == 16 * P + 84
+
+
+def test_lora_at_a_published_size_trains_what_peft_trains() -> None:
+    # PEFT 0.21.2's default Llama targets (q_proj, v_proj) at r=16 on Llama-3.1-8B: 6,815,744
+    # trainable parameters (tests/training/test_adapters_torch.py builds it with PEFT).
+    data = _json("llama-3.1-8b", "--method", "lora", "--lora-r", "16")
+    assert data["trainable_parameters"] == 6_815_744
+    roles = {w["role"]: w for w in data["weights"]}
+    assert roles["adapter"]["trainable"] and not roles["base"]["trainable"]
+    assert roles["adapter"]["weights_bytes"] == 4 * 6_815_744  # float32 adapters on bf16
+    assert data["gradients_bytes"] == 4 * 6_815_744
+
+
+def test_a_sharded_run_states_every_rank_and_the_first_to_fill(tmp_path: Path) -> None:
+    whole = _json(str(_folder(tmp_path, TINY)), "--precision", "fp32")
+    data = _json(
+        str(_folder(tmp_path, TINY)), "--precision", "fp32", "--shard", "fsdp2", "--gpus", "3"
+    )
+    assert len(data["ranks"]) == 3
+    largest = max(data["ranks"], key=lambda r: (r["model_states_bytes"], -r["rank"]))
+    assert data["first_to_fill"] == largest["rank"]
+    assert data["model_states_bytes"] == largest["model_states_bytes"]
+    assert data["model_states_bytes"] < whole["model_states_bytes"]
+    # Every rank holds its padded share: together at least the whole, the padding named.
+    held = sum(r["model_states_bytes"] for r in data["ranks"])
+    assert held >= whole["model_states_bytes"]
+    assert held - sum(r["padding_bytes"] for r in data["ranks"]) <= whole["model_states_bytes"]
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_the_table_speaks_the_readers_language(tmp_path: Path, lang: str) -> None:
+    result = _run(str(_folder(tmp_path, TINY)), "--lang", lang, "--shard", "zero2", "--gpus", "2")
+    assert result.exit_code == 0, result.output
+    for key in ("train_gradients", "train_model_states", "train_activations", "train_rank_header"):
+        assert message(key, lang) in result.stdout, key
+    assert message("train_status_unknown", lang) in result.stdout
+
+
+BAD: dict[str, tuple[list[str], dict[str, Any] | None]] = {
+    "rank_zero": (["--method", "lora", "--lora-r", "0"], None),
+    "unknown_target": (["--method", "lora", "--lora-targets", "no_such_proj"], None),
+    "qlora_on_quantized": (
+        ["--method", "qlora"],
+        {**TINY, "quantization_config": {"quant_method": "gptq", "bits": 4}},
+    ),
+    "gpus_zero": (["--shard", "fsdp2", "--gpus", "0"], None),
+    "more_gpus_than_rows": (["--shard", "fsdp2", "--gpus", "5000"], None),
+    "fused_8bit": (["--optimizer", "adamw-8bit", "--fused"], None),
+    "unknown_method": (["--method", "prefix"], None),
+    "negative_accumulation": (["--grad-accum", "-2"], None),
+    "unknown_family": ([], {**TINY, "model_type": "no_such_family"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, name: str) -> None:
+    args, config = BAD[name]
+    result = _run(str(_folder(tmp_path, config or TINY)), *args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("iteragpu: ")
+    assert "Traceback" not in result.output
