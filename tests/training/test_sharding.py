@@ -203,7 +203,7 @@ def test_fsdp2_more_gpus_than_rows_of_every_tensor_is_refused() -> None:
         shard_plan([A, B], STATES, "fsdp2", 8)
     assert error.value.reason == "shard_empty_rank"
     assert one_line(error) == (
-        "--gpus 8 is more than FSDP2 has rows to give: rank 7 would hold no row of any tensor"
+        "--gpus 8 is more than FSDP2 has rows to give: GPU 7 would hold no row of any tensor"
         " (the most rows a tensor has is 7)"
     )
     # 4 rows on 3 GPUs is 2, 2, 0 (torch.chunk): refused though rows are not fewer than GPUs
@@ -222,7 +222,7 @@ def test_fsdp2_a_tensor_with_fewer_rows_than_gpus_is_fine() -> None:
 def test_zero_more_gpus_than_elements_is_refused() -> None:
     with pytest.raises(EmptyRankError) as error:
         shard_plan([B], STATES, "zero2", 8)  # 7 elements -> 16: rank 7 holds only padding
-    assert "rank 7 would hold only padding" in one_line(error)
+    assert "GPU 7 would hold only padding" in one_line(error)
     with pytest.raises(EmptyRankError):
         shard_plan([B], STATES, "zero3", 8)
     # stage 3 partitions the frozen tensors too: rank 7 has a part of the big one

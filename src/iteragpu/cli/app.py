@@ -600,7 +600,10 @@ def _train_command() -> Callable[..., None]:
             typer.Option("--fused", help=N_("AdamW's fused mode: its step counters on the GPU.")),
         ] = False,
         lora_r: Annotated[
-            str, typer.Option("--lora-r", metavar=NUMBER, help=N_("LoRA rank."))
+            str,
+            typer.Option(
+                "--lora-r", metavar=NUMBER, help=N_("LoRA's r: the adapters' inner dimension.")
+            ),
         ] = "8",
         lora_targets: Annotated[
             str | None,

@@ -352,10 +352,10 @@ TEXTS: Final[dict[str, str]] = {
     "train_host": N_("Optimizer step counters in host memory (not on the GPU)"),
     "train_activations": N_("Activations"),
     "train_sharded": N_(
-        "{shard} over {gpus} GPUs: the figures above are those of rank {rank}, the first to "
-        "fill; every rank:"
+        "{shard} over {gpus} GPUs: the figures above are those of GPU {rank}, the first to "
+        "fill; every GPU:"
     ),
-    "train_rank_header": N_("Rank"),
+    "train_rank_header": N_("GPU"),
     "train_model_states_gib_header": N_("Model states (GiB)"),
     "train_padding_header": N_("Padding (B)"),
     "train_note_activations": N_(

@@ -197,7 +197,7 @@ def held_tensors(
     rank = request.lora_r
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise AdapterInputError(
-            "the LoRA rank must be a whole number of 1 or more: {rank} is not",
+            "--lora-r must be a whole number of 1 or more: {rank} is not",
             "lora_rank",
             rank=shown(str(rank)),
         )

@@ -405,7 +405,7 @@ def _fsdp2(
     if last_rank_rows == 0:
         most = max(t.shape[0] for t in tensors if t.role != "quant_state")
         raise EmptyRankError(
-            "--gpus {gpus} is more than FSDP2 has rows to give: rank {rank} would hold no row"
+            "--gpus {gpus} is more than FSDP2 has rows to give: GPU {rank} would hold no row"
             " of any tensor (the most rows a tensor has is {rows})",
             "shard_empty_rank",
             gpus=str(gpus),
@@ -515,7 +515,7 @@ def _refuse_empty_rank(
                 if tensor.elements - (gpus - 1) * mine > 0:
                     return
     raise EmptyRankError(
-        "--gpus {gpus} is more than ZeRO-{stage} has elements to give: rank {rank} would hold"
+        "--gpus {gpus} is more than ZeRO-{stage} has elements to give: GPU {rank} would hold"
         " only padding",
         "shard_empty_rank",
         gpus=str(gpus),
