@@ -144,7 +144,18 @@ def models(session: nox.Session) -> None:
     session.install(TORCH, TRANSFORMERS, BITSANDBYTES, "-e", ".[test]")
     # Every family twice (meta device, then a tiny model with its cache): spread over two
     # workers, as the unit tests are.
-    session.run("pytest", "-m", "transformers", *XDIST, "tests/models", *session.posargs)
+    # Grouped per family (xdist_group): a family's meta build and tiny model are made once.
+    session.run(
+        "pytest",
+        "-m",
+        "transformers",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "tests/models",
+        *session.posargs,
+    )
 
 
 @nox.session

@@ -18,7 +18,9 @@ tests/models/test_models_transformers.py. Run by `nox -s models` (marker `transf
 
 from __future__ import annotations
 
+import json
 import re
+from functools import cache
 from typing import Any
 
 import pytest
@@ -57,6 +59,14 @@ WRAPPED: dict[str, str] = {
 
 
 def _built(model_type: str, **changes: Any) -> tuple[Any, Any]:
+    """The family's config and its model on the meta device, built once per process (the
+    counts, the recorded figures and the tensors' shapes all read the same build)."""
+    return _build(model_type, json.dumps(changes, sort_keys=True))
+
+
+@cache
+def _build(model_type: str, changes_text: str) -> tuple[Any, Any]:
+    changes = json.loads(changes_text)
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     settings = {**BUILDABLE.get(model_type, {}), **changes}
@@ -86,7 +96,12 @@ def _first(config: Any, names: tuple[str, ...]) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("model_type", recipe_types())
+def _grouped(model_types: list[str] | tuple[str, ...]) -> list[Any]:
+    """One xdist group per family: its tests share one meta build (`_build`'s cache)."""
+    return [pytest.param(t, marks=pytest.mark.xdist_group(t)) for t in model_types]
+
+
+@pytest.mark.parametrize("model_type", _grouped(recipe_types()))
 def test_each_family_counts_what_transformers_builds(model_type: str) -> None:
     config, model = _built(model_type)
     full = config.to_dict()
@@ -135,7 +150,7 @@ def _recorded() -> dict[str, int]:
     return counts
 
 
-@pytest.mark.parametrize("model_type", sorted(_recorded()))
+@pytest.mark.parametrize("model_type", _grouped(sorted(_recorded())))
 def test_the_counts_the_torch_free_tests_hold_are_what_transformers_builds(
     model_type: str,
 ) -> None:

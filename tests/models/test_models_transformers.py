@@ -253,7 +253,11 @@ def torch() -> ModuleType:
     return pytest.importorskip("torch")
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES))
+@pytest.fixture(
+    scope="module",
+    # One xdist group per family: its four tests share one tiny model, built and saved once.
+    params=[pytest.param(n, marks=pytest.mark.xdist_group(f"tiny-{n}")) for n in sorted(FAMILIES)],
+)
 def saved(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,

@@ -49,8 +49,9 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(
     ("model_type", "changes"),
-    [(t, {}) for t in _stated()] + VARIANTS,
-    ids=[t for t in _stated()] + [f"{t}-variant" for t, _ in VARIANTS],
+    # Grouped per family with its counts' tests: one meta build of the class's defaults.
+    [pytest.param(t, {}, id=t, marks=pytest.mark.xdist_group(t)) for t in _stated()]
+    + [pytest.param(t, c, id=f"{t}-variant") for t, c in VARIANTS],
 )
 def test_each_tensor_is_what_transformers_builds(model_type: str, changes: dict[str, Any]) -> None:
     torch = pytest.importorskip("torch")
