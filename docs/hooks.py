@@ -235,12 +235,13 @@ def number_symbols(lang: str) -> dict[str, str]:
 
 
 def sizer_data() -> dict[str, Any]:
-    """What the sizer page embeds: defaults, tasks, catalog, number symbols per language and
-    the families described as data."""
+    """What the sizer page embeds: defaults, tasks, catalog, number symbols per language, the
+    families described as data and the multimodal wrappers' and towers' recipes."""
     from iteragpu.docs_tools.sizer_vectors import DEFAULT_QUERY, TASKS
     from iteragpu.gpus.catalog import catalog_text
     from iteragpu.models.presets import presets
     from iteragpu.models.recipe import recipe, recipe_types
+    from iteragpu.models.towers import TOWERS_DIR, tower, wrapper, wrapper_types
 
     return {
         "defaults": DEFAULT_QUERY,
@@ -259,6 +260,18 @@ def sizer_data() -> dict[str, Any]:
             model_type: described.data
             for model_type in recipe_types()
             if (described := recipe(model_type)) is not None
+        },
+        # The multimodal wrappers' recipes and their vision towers' (iteragpu.models.towers): the
+        # page counts a wrapper's tower and projector as the Python reader does.
+        "towers": {
+            model_type: described.data
+            for model_type in sorted(path.stem for path in TOWERS_DIR.glob("*.json"))
+            if (described := tower(model_type)) is not None
+        },
+        "wrappers": {
+            model_type: described.data
+            for model_type in wrapper_types()
+            if (described := wrapper(model_type)) is not None
         },
     }
 

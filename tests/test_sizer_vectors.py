@@ -276,7 +276,59 @@ def test_every_recipe_family_has_configs_read_and_refused() -> None:
     )
     valid = [v["expected"] for v in vectors if v["expected"]["valid"]]
     kinds = {k for expected in valid for k in expected["reading"]["layer_kinds"]}
-    assert kinds == {"full_attention", "sliding_attention"}
+    # Every cache layer type a recipe gives, as the reader reads it (config.py): chunked attention
+    # (Llama 4), state layers (Mamba, linear attention), hybrid ones, and layers holding nothing.
+    assert kinds >= {
+        "full_attention",
+        "sliding_attention",
+        "chunked_attention",
+        "linear_attention",
+        "hybrid",
+        "dummy",
+    }
+    assert kinds <= {
+        "full_attention",
+        "sliding_attention",
+        "chunked_attention",
+        "linear_attention",
+        "conv",
+        "hybrid",
+        "hybrid_sliding",
+        "dummy",
+    }
+    # The states are sized somewhere, and a model without any KV layer (Mamba) reads.
+    assert any(expected["state_bytes"] != "0" for expected in valid)
+    assert any(all(g["values_per_token"] == 0 for g in expected["layers"]) for expected in valid)
+
+
+def test_every_wrapper_has_configs_counted_and_refused() -> None:
+    from iteragpu.docs_tools.sizer_config_vectors import WRAPPER_PREFIX
+    from iteragpu.models.towers import text_model_type, wrapper_types
+
+    vectors = [v for v in _config_vectors() if v["name"].startswith(WRAPPER_PREFIX)]
+    not_counted = "multimodal_encoder_not_counted"
+    for wrapper_type in wrapper_types():
+        prefix = f"{WRAPPER_PREFIX}{wrapper_type}-"
+        own = {
+            v["name"][len(prefix) :]: v["expected"] for v in vectors if v["name"].startswith(prefix)
+        }
+        minimal = own["minimal"]
+        assert minimal["valid"], minimal
+        assert minimal["model_type"] == text_model_type(wrapper_type)
+        assert not_counted not in minimal["caveats"]
+        # The text keys at the top read as in text_config (Qwen2-VL's published configs).
+        assert own["top-level"]["parameters"] == minimal["parameters"]
+        assert own["default-vision"]["parameters"] != minimal["parameters"]
+        if "unknown-tower" in own:
+            assert not_counted in own["unknown-tower"]["caveats"]
+        refused = {name: (e["reason"], e["key"]) for name, e in own.items() if not e["valid"]}
+        assert refused["vision-not-object"] == ("bad_key", "vision_config")
+        assert refused["vision-empty"][0] == "missing_key"
+        assert any(name.startswith("negative-") for name in refused), wrapper_type
+    # Gemma-3-4B as Transformers builds it, its SigLIP tower and projector included.
+    gemma = next(v["expected"] for v in _config_vectors() if v["name"] == "gemma-3-4b")
+    assert gemma["parameters"] == 4_300_079_472
+    assert not_counted not in gemma["caveats"]
 
 
 def test_a_family_added_later_is_covered_under_its_own_key_names() -> None:
@@ -353,3 +405,17 @@ def test_the_pages_data_carries_every_recipe_with_its_base_merged() -> None:
         assert "layer" in data, model_type  # a base's terms are merged in
     # What the page embeds is JSON: the same data once read back.
     assert json.loads(json.dumps(families)) == families
+    # The multimodal wrappers' recipes and their towers', as iteragpu.models.towers reads them.
+    from iteragpu.models.towers import TOWERS_DIR, tower, wrapper, wrapper_types
+
+    data = hooks.sizer_data()
+    assert list(data["wrappers"]) == list(wrapper_types())
+    assert sorted(data["towers"]) == sorted(p.stem for p in TOWERS_DIR.glob("*.json"))
+    for model_type, recipe_data in data["wrappers"].items():
+        described = wrapper(model_type)
+        assert described is not None and recipe_data == described.data
+        assert described.data["vision"]["model_type"] in data["towers"]
+    for model_type, recipe_data in data["towers"].items():
+        described = tower(model_type)
+        assert described is not None and recipe_data == described.data
+    assert json.loads(json.dumps(data["towers"])) == data["towers"]

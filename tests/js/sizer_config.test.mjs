@@ -11,7 +11,9 @@
 // data are read from the page's data (`families`, python docs/hooks.py --sizer-data), as the
 // page reads them; a vector of a family of the vectors' own carries its recipe (`families`).
 // What the reader read is compared too: KV heads, head size, each layer's kind, the window, the
-// active and float32 parameters. The expression vectors check the recipe evaluator alone.
+// active and float32 parameters. A multimodal config's wrapper and vision tower are read from
+// the page's data too (`wrappers`, `towers`), as the page reads them. The expression vectors
+// check the recipe evaluator alone.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -32,9 +34,9 @@ const data = dataPath
   ? JSON.parse(readFileSync(dataPath, "utf-8"))
   : { defaults: vectors.defaults, tasks: ["inference", "training", "adaptation"], cards: [] };
 if (!data.catalog) data.cards = [];
-if (!data.families) {
-  throw new Error("ITERAGPU_SIZER_DATA must be the page's data, with its families " +
-    "(python docs/hooks.py --sizer-data)");
+if (!data.families || !data.wrappers || !data.towers) {
+  throw new Error("ITERAGPU_SIZER_DATA must be the page's data, with its families, wrappers " +
+    "and towers (python docs/hooks.py --sizer-data)");
 }
 const configVectors = vectors.model_configs.filter((v) => v.text !== undefined);
 const expressionVectors = vectors.model_configs.filter((v) => v.expression !== undefined);
@@ -67,6 +69,38 @@ const CONFIG_CAVEATS = [
   "mtp_layers_not_counted",
 ];
 
+// How the page's fields model each layer kind that holds a KV (the others, layout `none` or no
+// values per token: a family without attention heads, are left out): a hybrid layer's KV is a full layer's, a hybrid sliding or chunked layer's a
+// sliding one's (a chunked layer's window is the chunk).
+const FORM_KIND = {
+  full_attention: "full_attention",
+  hybrid: "full_attention",
+  sliding_attention: "sliding_attention",
+  hybrid_sliding: "sliding_attention",
+  chunked_attention: "sliding_attention",
+};
+
+/** Python's KV groups as the page's fields model them: merged by the form's kind. */
+function formGroups(layers) {
+  const merged = new Map();
+  for (const g of layers.filter((g) => g.layout !== "none" && g.values_per_token > 0)) {
+    const kind = FORM_KIND[g.kind];
+    assert.ok(kind !== undefined, `a KV layer kind the form does not model: ${g.kind}`);
+    const key = JSON.stringify([kind, g.window, g.tokens_held]);
+    const [n, d] = fraction(g.kv_cache_bytes);
+    const seen = merged.get(key);
+    if (seen === undefined) {
+      merged.set(key, { kind, count: BigInt(g.count), window: g.window, tokensHeld: g.tokens_held,
+        n, d });
+    } else {
+      seen.count += BigInt(g.count);
+      [seen.n, seen.d] = [seen.n * d + n * seen.d, seen.d * d];
+    }
+  }
+  return [...merged.values()].map((g) => ({ kind: g.kind, count: g.count, window: g.window,
+    tokens_held: g.tokensHeld, bytes: sizer.rational(g.n, g.d) }));
+}
+
 /** The sizer query a config fills, with `iteragpu model`'s options typed over it. */
 function queryOf(read, options) {
   const query = { ...vectors.defaults, ...read.query };
@@ -85,7 +119,8 @@ assert.ok(expressionVectors.length >= 100, "too few expression vectors");
 for (const [index, vector] of configVectors.entries()) {
   test(`config ${index}: ${vector.name} ${JSON.stringify(vector.options)}`, () => {
     const want = vector.expected;
-    const read = sizer.readConfig(vector.text, vector.options.mla_layout, familiesOf(vector));
+    const read = sizer.readConfig(vector.text, vector.options.mla_layout, familiesOf(vector),
+      data);
     if (!want.valid) {
       assert.equal(read.ok, false, `JS read a config Python refuses: ${want.error}`);
       assert.equal(read.reason, want.reason, want.error);
@@ -99,13 +134,19 @@ for (const [index, vector] of configVectors.entries()) {
     const reading = want.reading;
     assert.equal(read.config.kvHeads.toString(), String(reading.kv_heads), "kv heads");
     assert.equal(read.config.headDim.toString(), String(reading.head_dim), "head_dim");
-    const sliding = reading.layer_kinds.filter((k) => k === "sliding_attention").length;
+    const windowedKinds = ["sliding_attention", "hybrid_sliding", "chunked_attention"];
+    const sliding = reading.layer_kinds.filter((k) => windowedKinds.includes(k)).length;
     assert.equal(read.config.slidingLayers.toString(), String(sliding), "sliding layers");
-    if (read.config.layerKinds !== null) {
-      assert.deepEqual(read.config.layerKinds, reading.layer_kinds, "layer kinds");
-    }
+    assert.deepEqual(read.config.layerKinds, reading.layer_kinds, "layer kinds");
+    const kvLayers = formGroups(want.layers).reduce((sum, g) => sum + g.count, 0n);
+    assert.equal(read.query.layers, String(kvLayers), "KV layers");
     const window = read.config.window === null ? null : Number(read.config.window);
     assert.equal(window, reading.sliding_window, "window");
+    const chunk = read.config.chunkWindow === null ? null : Number(read.config.chunkWindow);
+    assert.equal(chunk, reading.chunk_window, "chunk");
+    const formWindow = read.query.window === "" ? null : Number(read.query.window);
+    const wantWindow = kvLayers === 0n ? null : reading.sliding_window ?? reading.chunk_window;
+    assert.equal(formWindow, wantWindow, "window field");
     const active = read.activeParameters === null ? null : read.activeParameters.toString();
     const wantActive = reading.active_parameters === null ? null : String(reading.active_parameters);
     assert.equal(active, wantActive, "active parameters");
@@ -121,6 +162,7 @@ for (const [index, vector] of configVectors.entries()) {
       `weights ${sizer.exact(result.weightsBytes)} + float32 ${kept} != ${want.weights_bytes}`);
     assert.equal(sizer.exact(result.kvBytesPerToken), want.kv_bytes_per_token);
     assert.equal(sizer.exact(result.kvCacheBytes), want.kv_cache_bytes);
+    assert.equal(sizer.exact(result.stateBytes), want.state_bytes, "state bytes");
     assert.ok(sumIs(result.modelTotalBytes, widened, want.total_bytes), "total");
     if (kept === 0n) assert.equal(sizer.exact(result.modelTotalBytes), want.total_bytes);
     const kinds = (groups) =>
@@ -129,8 +171,10 @@ for (const [index, vector] of configVectors.entries()) {
           String(g.tokens_held ?? g.tokensHeld), typeof g.bytes === "object"
             ? sizer.exact(g.bytes) : g.kv_cache_bytes])
         .sort();
-    assert.deepEqual(kinds(result.kvGroups), kinds(want.layers));
-    for (const group of want.layers) assert.equal(group.layout, read.layout);
+    assert.deepEqual(kinds(result.kvGroups), kinds(formGroups(want.layers)));
+    for (const group of want.layers) {
+      if (group.layout !== "none") assert.equal(group.layout, read.layout);
+    }
     const notes = read.notes.filter((n) => CONFIG_CAVEATS.includes(n)).sort();
     assert.deepEqual(notes, want.caveats.filter((c) => CONFIG_CAVEATS.includes(c)).sort());
   });
@@ -154,6 +198,31 @@ test("every family of the page's data has vectors, read and refused", () => {
     assert.ok(own.some((v) => v.expected.valid && v.expected.model_type === family), family);
     assert.ok(own.some((v) => !v.expected.valid), family);
   }
+});
+
+test("every wrapper of the page's data has vectors, counted and refused", () => {
+  const wrappers = Object.keys(data.wrappers);
+  assert.ok(wrappers.length >= 2, "the page's data holds the wrappers' recipes");
+  for (const wrapper of wrappers) {
+    const own = configVectors.filter((v) => v.name.startsWith(`family-wrapper-${wrapper}-`));
+    const counted = own.filter((v) => v.expected.valid &&
+      !v.expected.caveats.includes("multimodal_encoder_not_counted"));
+    assert.ok(counted.length > 0, wrapper);
+    assert.ok(own.some((v) => !v.expected.valid && v.expected.key === "vision_config"), wrapper);
+    assert.ok(own.some((v) => !v.expected.valid && v.expected.key !== "vision_config"), wrapper);
+  }
+});
+
+test("a wrapper's tower is not counted without the page's wrappers and towers", () => {
+  const vector = configVectors.find((v) => v.name === "family-wrapper-gemma3-minimal");
+  if (vector === undefined) return; // a tree without Gemma-3's recipe
+  const counted = sizer.readConfig(vector.text, undefined, data.families, data);
+  assert.equal(counted.ok, true);
+  assert.ok(!counted.notes.includes("multimodal_encoder_not_counted"));
+  const text = sizer.readConfig(vector.text, undefined, data.families);
+  assert.equal(text.ok, true);
+  assert.ok(text.notes.includes("multimodal_encoder_not_counted"));
+  assert.ok(text.parameters < counted.parameters);
 });
 
 test("a family described only as data is unknown without the page's families", () => {
@@ -212,7 +281,7 @@ test("every bad text ends in a reason, never an exception", () => {
     const base = vector.text;
     for (let cut = 0; cut < base.length; cut += 7) {
       const read = sizer.readConfig(base.slice(0, cut) + base.slice(cut + 3), undefined,
-        familiesOf(vector));
+        familiesOf(vector), data);
       assert.equal(typeof read.ok, "boolean");
       if (!read.ok) assert.equal(typeof read.reason, "string");
     }

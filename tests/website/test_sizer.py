@@ -29,6 +29,7 @@ OUTPUT_IDS = (
     "kv-bytes",
     "kv-gib",
     "kv-bytes-per-token",
+    "state-bytes",
     "model-total-gib",
 )
 SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"

@@ -10,7 +10,9 @@ The configs: the published ones the pages show (snippets/models/), the others th
 reader knows, each with the keys of its published config.json that matter here, and, for every
 family described as data (iteragpu.models.recipe, `families/<type>.json`, read when the vectors
 are made, so a family added later is covered), small configs written under the family's own
-key names (its recipe's `aliases`), some of them refused. Each valid vector states what the
+key names (its recipe's `aliases`), some of them refused; and for every multimodal wrapper
+(iteragpu.models.towers, `families/wrappers/<type>.json`), small configs of its text decoder and
+vision tower, some of them refused. Each valid vector states what the
 reader read (`reading`: KV heads, head size, every layer's kind, active and float32 parameters).
 
 `expression_vectors` are the recipe expressions' own vectors: an expression, the values it
@@ -33,6 +35,7 @@ from unittest import mock
 
 from iteragpu.core.numbers import InputError
 from iteragpu.models import recipe as recipes
+from iteragpu.models import towers
 from iteragpu.models.config import MlaConfig
 from iteragpu.models.errors import ConfigError
 from iteragpu.models.model import size_model
@@ -79,7 +82,18 @@ GEMMA_3_4B: Final[dict[str, Any]] = {
         "vocab_size": 262208,
         "sliding_window": 1024,
     },
-    "vision_config": {"model_type": "siglip_vision_model"},
+    # Gemma-3-4B's SigLIP tower (its published vision_config): Transformers builds
+    # 4,300,079,472 parameters in all.
+    "vision_config": {
+        "model_type": "siglip_vision_model",
+        "hidden_size": 1152,
+        "intermediate_size": 4304,
+        "num_hidden_layers": 27,
+        "num_attention_heads": 16,
+        "image_size": 896,
+        "patch_size": 14,
+        "vision_use_head": False,
+    },
     "torch_dtype": "bfloat16",
 }
 DEEPSEEK_V2_LITE: Final[dict[str, Any]] = {
@@ -164,6 +178,7 @@ CONFIGS: Final[dict[str, dict[str, Any]]] = {
         "max_window_layers": 4,
         "dtype": "bf16",
     },
+    # No vision_config: LLaVA's own default tower (CLIP ViT-L/14-336) and projector, counted.
     "llava-unnamed-text": {
         "model_type": "llava",
         "text_config": {**SMALL, "model_type": None, "dtype": None},
@@ -514,6 +529,21 @@ def _minimal(model_type: str, data: Mapping[str, Any]) -> dict[str, Any]:
         if expected["valid"] or expected["reason"] != "missing_key" or not key:
             break
         _put(config, _key(data, key), _small_value(key))
+    # A key a `require` condition names and the small sizes break (Mamba-2's num_heads): the
+    # first power of two that meets it.
+    required = {rule["key"] for rule in data.get("require", [])}
+    for _ in range(len(required)):
+        key = sized(json.dumps(config), OPTIONS[0]).get("key")
+        if not isinstance(key, str) or key not in required:
+            break
+        for value in (2**i for i in range(12)):
+            trial = json.loads(json.dumps(config))
+            _put(trial, _key(data, key), value)
+            if sized(json.dumps(trial), OPTIONS[0]).get("key") != key:
+                config = trial
+                break
+        else:
+            break
     return config
 
 
@@ -611,6 +641,9 @@ def _family_vectors() -> list[dict[str, Any]]:
         for model_type in recipes.recipe_types()
         for config_name, config in family_configs(model_type).items()
     }
+    for wrapper_type in towers.wrapper_types():
+        for config_name, config in wrapper_configs(wrapper_type).items():
+            named[config_name] = (config, None)
     families = {"zz_dotted": DOTTED_FAMILY}
     for config_name, config in DOTTED_CONFIGS.items():
         named[f"{FAMILY_PREFIX}{config_name}"] = (config, families)
@@ -625,6 +658,82 @@ def _family_vectors() -> list[dict[str, Any]]:
                 vector["families"] = own
             vectors.append(vector)
     return vectors
+
+
+# ---------------------------------------------------------------------------------------------
+# The multimodal wrappers: small configs of every wrapper's recipe, its tower's too
+# ---------------------------------------------------------------------------------------------
+
+WRAPPER_PREFIX: Final = f"{FAMILY_PREFIX}wrapper-"
+
+
+def _small_vision(tower_type: str) -> dict[str, Any]:
+    """A small vision config of a tower: only the keys a stated one must give (its `required`
+    layers, heads and width), under the tower's own names."""
+    described = towers.tower(tower_type)
+    assert described is not None, tower_type
+    config: dict[str, Any] = {}
+    for key in described.data.get("required", []):
+        config[key] = 2 if "layers" in key or key == "depth" else 4 if "heads" in key else 64
+    return config
+
+
+def wrapper_configs(wrapper_type: str) -> dict[str, dict[str, Any]]:
+    """Configs of a wrapper, by name: the minimal one (its text decoder's minimal config without
+    a model_type, a small vision config), its text keys at the top (Qwen2-VL's published
+    configs), without a vision config (the class's default tower), the head tied otherwise by
+    the wrapper's and by the text config's own key, a tower without a recipe (not counted), the
+    tower's sizes under their other names; then some the reader refuses: a tower's condition
+    broken, a vision config that is not an object, an empty one, a negative vision size, a
+    wrapper's size that is not positive."""
+    described = towers.wrapper(wrapper_type)
+    assert described is not None, wrapper_type
+    data = described.data
+    text_type = str(data["text"])
+    text_recipe = recipes.recipe(text_type)
+    assert text_recipe is not None, text_type
+    text = {
+        k: v
+        for k, v in _minimal(text_type, text_recipe.data).items()
+        if k not in ("model_type", "torch_dtype")
+    }
+    rules = data["vision"]
+    key = str(rules["key"])
+    vision = _small_vision(str(rules["model_type"]))
+    minimal: dict[str, Any] = {"model_type": wrapper_type, "text_config": text, key: vision}
+    minimal["torch_dtype"] = "bfloat16"
+    name = f"{WRAPPER_PREFIX}{wrapper_type}-"
+    configs = {f"{name}minimal": minimal}
+    configs[f"{name}top-level"] = {**text, "model_type": wrapper_type, key: vision}
+    configs[f"{name}top-level"]["dtype"] = "float16"
+    configs[f"{name}default-vision"] = {k: v for k, v in minimal.items() if k != key}
+    tie = bool(data.get("defaults", {}).get("tie_word_embeddings", False))
+    configs[f"{name}tied-flipped"] = {**minimal, "tie_word_embeddings": not tie}
+    own_tie = bool(text_recipe.data.get("defaults", {}).get("tie_word_embeddings", False))
+    text_tied = {**text, "tie_word_embeddings": not own_tie}
+    configs[f"{name}text-tied-flipped"] = {**minimal, "text_config": text_tied}
+    if not rules.get("fixed"):
+        configs[f"{name}unknown-tower"] = {**minimal, key: {**vision, "model_type": "zz_vision"}}
+    tower = towers.tower(str(rules["model_type"]))
+    assert tower is not None
+    aliases = tower.data.get("aliases", {})
+    if aliases:
+        # The tower's sizes under their other names (`num_hidden_layers` for `depth`).
+        configs[f"{name}vision-aliased"] = {
+            **minimal,
+            key: {aliases.get(k, k): v for k, v in vision.items()},
+        }
+    for rule in tower.data.get("require", [])[:1]:
+        # A tower's own condition broken (CLIP's heads must divide its width).
+        configs[f"{name}vision-{rule['key']}-3"] = {**minimal, key: {**vision, rule["key"]: 3}}
+    configs[f"{name}vision-not-object"] = {**minimal, key: [vision]}
+    configs[f"{name}vision-empty"] = {**minimal, key: {}}
+    positive = tower.data.get("positive", [])
+    size = next((k for k in positive if k not in vision), positive[0])
+    configs[f"{name}negative-{size}"] = {**minimal, key: {**vision, size: -1}}
+    for own in data.get("positive", []):
+        configs[f"{name}zero-{own}"] = {**minimal, own: 0}
+    return configs
 
 
 # ---------------------------------------------------------------------------------------------

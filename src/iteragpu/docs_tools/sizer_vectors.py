@@ -56,6 +56,9 @@ DEFAULT_QUERY = {
     # Values each layer caches per token, for a layout that is not per head (MLA); "": 2 x KV
     # heads x head dimension.
     "kv_values": "",
+    # Bytes per sequence of the layers' states (Mamba, linear attention), whatever the tokens;
+    # "": none.
+    "state_bytes": "",
     "days": "3",
 }
 TASKS = ("inference", "training", "adaptation")
@@ -73,6 +76,7 @@ LIMITS: dict[str, int] = {
     "window": kv_cache.MAX_TOKENS,
     "windowed_layers": kv_cache.MAX_LAYERS,
     "kv_values": 2 * kv_cache.MAX_KV_HEADS * kv_cache.MAX_HEAD_DIM,
+    "state_bytes": weights.MAX_PARAMETERS,
 }
 # The layout of a layer whose values per token are given as one number (`kv_values`).
 VALUES_LAYOUT = "values"
@@ -129,6 +133,16 @@ CASES: list[dict[str, str]] = [
     {"cache": "paged"},
     {"kv_values": "0"},
     {"kv_values": "2000000001"},
+    # A model whose layers keep states (Mamba): no KV layer, the states per sequence.
+    {"layers": "0", "state_bytes": "1048576", "sequences": "4"},
+    {"layers": "0.0", "window": "4096"},
+    {"layers": "0", "kv_values": "576", "state_bytes": "0.5"},
+    {"state_bytes": "3000000", "window": "4096", "windowed_layers": "16", "cache": "dynamic"},
+    {"state_bytes": "0"},
+    {"state_bytes": "-1"},
+    {"state_bytes": "1e16"},
+    {"state_bytes": "many"},
+    {"layers": "-0"},
 ]
 
 
@@ -142,12 +156,13 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
     q = {**DEFAULT_QUERY, **query}
     c = decimal_comma
     try:
-        estimate, kv, days = _read_query(q, c)
+        estimate, (kv, state), days = _read_query(q, c)
     except (InputError, ValueError) as error:
         return {"valid": False, "error": str(error)}
     candidates = shortlist(estimate.total_gib, days)
-    # `iteragpu model`'s total: weights, KV cache and reserve (the rough range leaves KV out).
-    model_total = estimate.total_bytes + kv.kv_cache_bytes
+    # `iteragpu model`'s total: weights, KV cache, states and reserve (the rough range leaves KV
+    # and states out).
+    model_total = estimate.total_bytes + kv.kv_cache_bytes + state
     return {
         "valid": True,
         "weights_bytes": _exact(estimate.weights_bytes),
@@ -164,6 +179,7 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
             }
             for g in kv.groups
         ],
+        "state_bytes": _exact(state),
         "model_total_bytes": _exact(model_total),
         "quantization_not_counted": estimate.quantization_not_counted,
         "text": {
@@ -173,6 +189,7 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
                 "kv-bytes": _bytes_text(kv.kv_cache_bytes, lang),
                 "kv-gib": format_number(gib(kv.kv_cache_bytes), 2, lang),
                 "kv-bytes-per-token": _bytes_text(kv.kv_bytes_per_token, lang),
+                "state-bytes": _bytes_text(state, lang),
                 "model-total-gib": format_number(gib(model_total), 2, lang),
             }
             for lang in CODES
@@ -181,7 +198,7 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
     }
 
 
-def _read_query(q: dict[str, str], c: bool) -> tuple[Any, KVEstimate, int]:
+def _read_query(q: dict[str, str], c: bool) -> tuple[Any, tuple[KVEstimate, Fraction], int]:
     """The weights, the KV cache and the days of a merged query, in the page's order of checks."""
     if q["task"] not in TASKS:
         raise InputError(f"task must be one of {', '.join(TASKS)}", "unknown_task")
@@ -225,9 +242,10 @@ def _suffix_texts(suffix: str, readings: tuple[Fraction, Fraction], lang: str) -
     }
 
 
-def _kv_estimate(q: dict[str, str], c: bool) -> KVEstimate:
-    """The KV cache per layer kind, with `iteragpu model`'s code (iteragpu.models.kv)."""
-    layers = _count(q, "layers", c)
+def _kv_estimate(q: dict[str, str], c: bool) -> tuple[KVEstimate, Fraction]:
+    """The KV cache per layer kind, with `iteragpu model`'s code (iteragpu.models.kv), and the
+    layers' states for every sequence (iteragpu.models.state: constant in tokens)."""
+    layers = _layers(q, c)
     if q["kv_values"]:
         values = _count(q, "kv_values", c)
         key_dim, value_dim, heads, layout = values, 0, 1, VALUES_LAYOUT
@@ -239,12 +257,32 @@ def _kv_estimate(q: dict[str, str], c: bool) -> KVEstimate:
     sequences = _count(q, "sequences", c)
     window = _tokens(q, "window", c) if q["window"] else None
     windowed = _windowed_layers(q, c, layers, window)
+    state = _non_negative(q, "state_bytes", c) if q["state_bytes"] else Fraction(0)
     if q["cache"] not in CACHE_KINDS:
         raise InputError("cache must be dynamic or static", "unknown_cache")
     full = LayerLayout(FULL, None, layout, heads, key_dim, value_dim)
     sliding = LayerLayout(SLIDING, window, layout, heads, key_dim, value_dim)
     layouts = [full] * (layers - windowed) + [sliding] * windowed
-    return estimate_kv(layouts, tokens, per_value, sequences, Cache(q["cache"]))  # type: ignore[arg-type]
+    kv = estimate_kv(layouts, tokens, per_value, sequences, Cache(q["cache"]))  # type: ignore[arg-type]
+    return kv, state * sequences
+
+
+def _layers(q: dict[str, str], c: bool) -> int:
+    """The layers that hold a KV: a positive count, or 0 for a model whose layers all keep a
+    state instead (Mamba)."""
+    if _non_negative_or_none(q["layers"], c) == 0:
+        return 0
+    return _count(q, "layers", c)
+
+
+def _non_negative_or_none(text: str, decimal_comma: bool) -> Fraction | None:
+    """`text` read as a non-negative number (the layers' bound), or None where it is not one."""
+    try:
+        return parse_non_negative(
+            text, "layers", maximum=LIMITS["layers"], decimal_comma=decimal_comma
+        )
+    except InputError:
+        return None
 
 
 def _windowed_layers(q: dict[str, str], c: bool, layers: int, window: int | None) -> int:

@@ -295,7 +295,7 @@ def parse_config(raw: Mapping[str, Any], where: str = "config.json") -> ModelCon
     outer_type = raw.get("model_type")
     text = raw.get("text_config")
     if text is None:
-        from iteragpu.models.towers import text_model_type
+        from iteragpu.models.recipe import wrapper_text_type as text_model_type
 
         inner = text_model_type(outer_type) if isinstance(outer_type, str) else None
         if inner is not None:
@@ -306,7 +306,7 @@ def parse_config(raw: Mapping[str, Any], where: str = "config.json") -> ModelCon
         raise ConfigError("{where}: text_config is not an object", "bad_key", where=where)
     text_type = text.get("model_type")
     if text_type is None and isinstance(outer_type, str):
-        from iteragpu.models.towers import text_model_type
+        from iteragpu.models.recipe import wrapper_text_type as text_model_type
 
         text_type = _TEXT_MODEL_TYPES.get(outer_type) or text_model_type(outer_type)
     _refuse_state(raw, where)

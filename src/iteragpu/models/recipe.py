@@ -499,3 +499,14 @@ def recipe(model_type: str) -> Recipe | None:
 def recipe_types() -> tuple[str, ...]:
     """Every model_type with a recipe, sorted."""
     return tuple(sorted(path.stem for path in FAMILIES_DIR.glob("*.json")))
+
+
+@cache
+def wrapper_text_type(wrapper_type: str) -> str | None:
+    """The text decoder's model_type a multimodal wrapper builds when its text_config names
+    none (its recipe's `text`, families/wrappers/<type>.json), or None without a recipe. Here,
+    not in iteragpu.models.towers, so that the config reader needs no import of the towers."""
+    directory = FAMILIES_DIR / "wrappers"
+    if not (directory / f"{wrapper_type}.json").is_file():
+        return None
+    return str(_load(wrapper_type, directory=directory)["text"])

@@ -84,8 +84,9 @@ def wrapper_types() -> tuple[str, ...]:
 
 def text_model_type(wrapper_type: str) -> str | None:
     """The text decoder's model_type a wrapper builds when its text_config names none."""
-    described = wrapper(wrapper_type)
-    return None if described is None else str(described.data["text"])
+    from iteragpu.models.recipe import wrapper_text_type
+
+    return wrapper_text_type(wrapper_type)
 
 
 def wrapper_counts(config: ModelConfig) -> WrapperCounts | None:

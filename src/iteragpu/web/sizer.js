@@ -16,7 +16,9 @@
  *   short list    statuses, reasons and rank of iteragpu.gpus.shortlist.shortlist(need_gib, days)
  *   config.json   iteragpu.models.config and .parameters: the families described by hand, and
  *                 those described as data (iteragpu.models.recipe; the page's `families`),
- *                 whose expressions, a subset of Python, are evaluated here on BigInt
+ *                 whose expressions, a subset of Python, are evaluated here on BigInt, and
+ *                 the multimodal wrappers' vision towers and projectors (iteragpu.models.towers;
+ *                 the page's `wrappers` and `towers`), counted by the same evaluator
  *
  * DOM part: reads the state from the URL query, fills the form, recomputes on every input and
  * keeps the URL in step (history.replaceState). Every human text (labels, statuses, messages,
@@ -575,6 +577,19 @@
   var CONFIG_MAX_CHARS = 1 << 20;
   var FULL = "full_attention";
   var SLIDING = "sliding_attention";
+  // Transformers 5.24's other cache layer types (iteragpu.models.config), where a family's
+  // recipe describes them: chunked attention (a sliding cache whose window is the chunk), layers
+  // that keep a state and no KV, both in one layer, and a layer that holds nothing.
+  var CHUNKED = "chunked_attention";
+  var LINEAR = "linear_attention";
+  var CONV = "conv";
+  var HYBRID = "hybrid";
+  var HYBRID_SLIDING = "hybrid_sliding";
+  var DUMMY = "dummy";
+  var SLIDING_KINDS = [SLIDING, HYBRID_SLIDING];
+  var STATE_ONLY_KINDS = [LINEAR, CONV, DUMMY];
+  // The old names Transformers renames in a config's layer_types (config.LEGACY_KINDS).
+  var LEGACY_KINDS = record({ mamba: LINEAR, attention: FULL });
   var LAYOUT_PER_HEAD = "per_head";
   var MLA_LATENT = "mla_latent";
   var MLA_PER_HEAD = "mla_per_head";
@@ -666,8 +681,11 @@
       { mla: true }
     ),
   });
-  var TEXT_MODEL_TYPES = record({ gemma3: "gemma3_text", llava: "llama", mistral3: "mistral" });
-  // Families whose layers keep a recurrent state, not a KV cache: refused, never guessed.
+  var TEXT_MODEL_TYPES = record({
+    gemma3: "gemma3_text", llava: "llama", mistral3: "mistral", llama4: "llama4_text",
+  });
+  // Families whose layers keep a recurrent state, not a KV cache: refused, never guessed,
+  // unless a recipe of the page's data describes their states.
   var STATE_FAMILIES = [
     "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "falcon_h1", "bamba",
     "nemotron_h", "granitemoehybrid", "recurrent_gemma", "rwkv", "qwen3_next", "qwen3_5",
@@ -783,8 +801,12 @@
     return value;
   };
 
-  function refuseState(config) {
+  function refuseState(config, families) {
     var modelType = get(config, "model_type");
+    if (typeof modelType === "string" && !has(FAMILIES, modelType) &&
+      recipeOf(families, modelType) !== null) {
+      return; // its recipe describes its states
+    }
     var keys = STATE_KEYS.filter(function (key) {
       return has(config, key);
     });
@@ -792,10 +814,38 @@
     if (stateFamily || keys.length > 0) refuse("recurrent_state", stateFamily ? modelType : keys[0]);
   }
 
+  /** The kinds whose cache the reader models for the family (config._allowed_kinds). */
+  function allowedKinds(recipe) {
+    var allowed = [FULL, SLIDING];
+    if (recipe === null) return allowed;
+    allowed = allowed.concat(Object.keys(section(recipe, "states")), [DUMMY]);
+    if (get(recipe, "chunk") !== null) allowed.push(CHUNKED);
+    return allowed;
+  }
+
+  function refuseUnknownKinds(kinds, allowed) {
+    var seen = record();
+    kinds.forEach(function (k) {
+      seen[k] = true;
+    });
+    var unknown = Object.keys(seen).filter(function (k) {
+      return allowed.indexOf(k) < 0;
+    }).sort();
+    if (unknown.length > 0) refuse("unknown_layer_kind", unknown[0]);
+  }
+
+  /** A positive whole value of a recipe's expression, as _Reader.positive_value reads it. */
+  function positiveRecipeValue(read, key, value) {
+    if (typeof value !== "bigint") return read.positiveValue(key, value); // refused
+    if (value <= 0n || value > 1000000000000n) refuse("bad_key", key);
+    return value;
+  }
+
   /**
-   * How many layers slide, and their window (iteragpu.models.config._layer_kinds); `kinds`, each
-   * layer's kind, where the config declares them or a recipe (`recipe`, for a family described
-   * only as data) gives them.
+   * Each layer's kind, the sliding window and the chunked layers' window
+   * (iteragpu.models.config._layer_kinds): `kinds`, one per layer; `sliding`, the layers the
+   * page's windowed field counts (sliding, hybrid sliding and chunked); `window`, the sliding
+   * window, else the chunk. `recipe` is the family's for a family described only as data.
    */
   function layerKinds(read, modelType, layers, recipe) {
     var qwen = modelType === "qwen2" || modelType === "qwen3";
@@ -803,26 +853,21 @@
       ? recipeWindow(recipe, read)
       : read.optionalPositive("sliding_window");
     if (qwen && !read.boolean("use_sliding_window")) window = null;
+    var allowed = allowedKinds(recipe);
     var declared = get(read.raw, "layer_types");
-    var sliding;
-    var firstKind = null;
-    var kinds = null;
+    var kinds = [];
+    var i;
     if (declared !== null) {
       var names = Array.isArray(declared) && declared.every(function (k) {
         return typeof k === "string";
       });
       if (!names || BigInt(declared.length) !== layers) refuse("bad_key", "layer_types");
-      var unknown = declared.filter(function (k) {
-        return k !== FULL && k !== SLIDING;
-      }).sort();
-      if (unknown.length > 0) refuse("unknown_layer_kind", unknown[0]);
-      sliding = BigInt(declared.filter(function (k) {
-        return k === SLIDING;
-      }).length);
-      firstKind = declared[0];
-      kinds = declared.slice();
+      kinds = declared.map(function (k) {
+        return has(LEGACY_KINDS, k) ? LEGACY_KINDS[k] : k;
+      });
+      refuseUnknownKinds(kinds, allowed);
     } else if (modelType === "gemma2") {
-      sliding = (layers + 1n) / 2n; // every even layer (0, 2, ...) slides
+      for (i = 0n; i < layers; i++) kinds.push((i + 1n) % 2n ? SLIDING : FULL);
     } else if (modelType === "gemma3_text") {
       var pattern = read.positiveValue(
         "sliding_window_pattern",
@@ -830,29 +875,77 @@
           ? read.raw.sliding_window_pattern
           : get(read.raw, "_sliding_window_pattern", 6)
       );
-      sliding = layers - layers / pattern; // layer i is global when (i + 1) % pattern == 0
+      for (i = 0n; i < layers; i++) kinds.push((i + 1n) % pattern ? SLIDING : FULL);
     } else if (qwen) {
       var first = read.nonNegative("max_window_layers");
-      sliding = window !== null && layers > first ? layers - first : 0n;
+      for (i = 0n; i < layers; i++) kinds.push(window !== null && i >= first ? SLIDING : FULL);
     } else if (recipe !== null) {
       kinds = recipeLayerKinds(recipe, read.raw, layers);
-      var unknownKinds = kinds.filter(function (k) {
-        return k !== FULL && k !== SLIDING;
-      }).sort();
-      if (unknownKinds.length > 0) refuse("unknown_layer_kind", unknownKinds[0]);
-      sliding = BigInt(kinds.filter(function (k) {
-        return k === SLIDING;
-      }).length);
+      refuseUnknownKinds(kinds, allowed);
     } else {
-      sliding = window !== null ? layers : 0n;
+      for (i = 0n; i < layers; i++) kinds.push(window !== null ? SLIDING : FULL);
     }
-    if (sliding > 0n && window === null) refuse("no_window");
+    var shared = recipe !== null ? get(recipe, "shared_kv") : null;
+    if (shared !== null) {
+      // A layer that reads another layer's KV holds none, whatever layer_types says.
+      kinds = kinds.map(function (k, index) {
+        return truthy(evaluateRecipe(shared, read.raw, record({ layer: BigInt(index) })))
+          ? DUMMY : k;
+      });
+    }
+    var counted = record();
+    kinds.forEach(function (k) {
+      counted[k] = (counted[k] || 0n) + 1n;
+    });
+    var slides = SLIDING_KINDS.some(function (k) {
+      return has(counted, k);
+    });
+    if (slides && window === null) refuse("no_window");
+    var chunk = null;
+    if (has(counted, CHUNKED)) {
+      var rule = recipe !== null ? get(recipe, "chunk") : null;
+      var value = evaluateRecipe(rule, read.raw, null);
+      if (value === null) refuse("no_window");
+      chunk = positiveRecipeValue(read, "attention_chunk_size", value);
+    }
+    window = slides ? window : null;
+    // The page models one window: a config whose sliding and chunked layers keep different
+    // windows is refused rather than sized with one of them (no family has both).
+    if (window !== null && chunk !== null && window !== chunk) refuse("two_windows");
+    var windowed = (counted[SLIDING] || 0n) + (counted[HYBRID_SLIDING] || 0n) +
+      (counted[CHUNKED] || 0n);
+    var stateOnly = STATE_ONLY_KINDS.reduce(function (sum, k) {
+      return sum + (counted[k] || 0n);
+    }, 0n);
     return {
-      sliding: sliding, window: sliding > 0n ? window : null, firstKind: firstKind, kinds: kinds,
+      sliding: windowed,
+      kvLayers: layers - stateOnly,
+      window: window,
+      chunk: chunk,
+      firstKind: declared !== null ? kinds[0] : null,
+      kinds: kinds,
+      counted: counted,
     };
   }
 
-  function readMla(read, text) {
+  function readMla(read, text, byHand) {
+    if (!byHand) {
+      // A recipe family's latent attention: only the cache's sizes are read (its recipe counts
+      // the parameters, the experts included).
+      return {
+        kvLoraRank: read.positive("kv_lora_rank"),
+        qLoraRank: read.optionalPositive("q_lora_rank"),
+        nope: read.positive("qk_nope_head_dim"),
+        rope: read.positive("qk_rope_head_dim"),
+        valueDim: read.positive("v_head_dim"),
+        routed: 0n,
+        shared: 0n,
+        moeWidth: 0n,
+        firstDense: 0n,
+        frequency: 1n,
+        mtpLayers: 0n,
+      };
+    }
     var mtp = has(text, "num_nextn_predict_layers")
       ? text.num_nextn_predict_layers
       : get(text, "num_mtp_layers", 0);
@@ -1599,6 +1692,9 @@
           ? evaluateNode(node.body, scope, extra)
           : evaluateNode(node.orelse, scope, extra);
       case "call": {
+        if (node.func.t === "name" && node.func.id === "per_layer" && node.args.length === 2) {
+          return perLayer(node, scope, extra);
+        }
         if (node.func.t !== "name" || !has(FUNCTIONS, node.func.id)) {
           return badRecipe(unparse(node));
         }
@@ -1619,6 +1715,22 @@
           return evaluateNode(e, scope, extra);
         });
     }
+  }
+
+  /**
+   * `per_layer(x, layer)`: `x[layer]` where the config gives one value per layer (a list, which
+   * must name every layer), else `x` (recipe.Scope._per_layer).
+   */
+  function perLayer(node, scope, extra) {
+    var value = evaluateNode(node.args[0], scope, extra);
+    var layer = evaluateNode(node.args[1], scope, extra);
+    if (!Array.isArray(value)) return value;
+    var layers = has(scope, "num_hidden_layers") ? pyValue(scope.num_hidden_layers) : null;
+    var fail = function () {
+      refuse("bad_key", failedKey(node.args[0]));
+    };
+    if (!isWholeValue(layers) || whole(layers) !== BigInt(value.length)) return fail();
+    return pySubscript(value, layer, fail);
   }
 
   /** A recipe's expression (a string; a number or boolean stands for itself) over `scope`. */
@@ -1676,18 +1788,74 @@
     return scope;
   }
 
-  function termReadsLayer(term) {
+  function reads(expression, name) {
+    if (typeof expression !== "string") return false;
+    var parsed = parsedExpression(expression);
+    if (parsed === null) return true; // an unreadable one is refused where it is first read
+    return name === "layer" ? parsed.layer : mentions(parsed.node, name);
+  }
+
+  /** Whether any of a term's expressions (its count, condition, experts, tensors) reads `name`. */
+  function termReads(term, name) {
+    var expressions = [get(term, "count"), get(term, "when"), get(term, "bias")];
     var routed = get(term, "routed");
-    var routedReads = isObject(routed) &&
-      (readsLayer(get(routed, "experts")) || readsLayer(get(routed, "per_token")));
-    return readsLayer(get(term, "count")) || (has(term, "when") && readsLayer(term.when)) ||
-      routedReads;
+    if (isObject(routed)) expressions.push(get(routed, "experts"), get(routed, "per_token"));
+    [get(term, "linear"), get(term, "shape")].forEach(function (list) {
+      if (Array.isArray(list)) expressions = expressions.concat(list);
+    });
+    var tensors = get(term, "tensors");
+    if (Array.isArray(tensors)) {
+      tensors.forEach(function (t) {
+        if (!isObject(t)) return;
+        expressions.push(get(t, "when"));
+        if (Array.isArray(get(t, "shape"))) expressions = expressions.concat(t.shape);
+      });
+    }
+    return expressions.some(function (e) {
+      return reads(e, name);
+    });
+  }
+
+  function termReadsLayer(term) {
+    return termReads(term, "layer");
+  }
+
+  function product(shape, scope, extra) {
+    if (!Array.isArray(shape)) badRecipe("shape");
+    return shape.reduce(function (total, e) {
+      return total * recipeCount(e, scope, extra);
+    }, 1n);
+  }
+
+  /**
+   * A term's parameters (recipe._term_count): its `count`, else the elements of the tensors it
+   * states (`linear`: [in, out] and a bias of `out` where `bias` holds; `shape`; `tensors`).
+   */
+  function termCount(term, scope, extra) {
+    if (has(term, "count")) return recipeCount(term.count, scope, extra);
+    if (has(term, "linear")) {
+      var linear = term.linear;
+      if (!Array.isArray(linear) || linear.length !== 2) badRecipe("linear");
+      var inputs = recipeCount(linear[0], scope, extra);
+      var outputs = recipeCount(linear[1], scope, extra);
+      var biased = has(term, "bias") && truthy(evaluateRecipe(term.bias, scope, extra));
+      return outputs * inputs + (biased ? outputs : 0n);
+    }
+    if (has(term, "shape")) return product(term.shape, scope, extra);
+    if (has(term, "tensors") && Array.isArray(term.tensors)) {
+      return term.tensors.reduce(function (total, t) {
+        if (!isObject(t)) badRecipe("tensors");
+        if (has(t, "when") && !truthy(evaluateRecipe(t.when, scope, extra))) return total;
+        return total + product(get(t, "shape"), scope, extra);
+      }, 0n);
+    }
+    return badRecipe("count");
   }
 
   /** Adds one term's parameters, those used per token and those kept in float32 to `counts`. */
   function addTerm(term, scope, counts, extra) {
     if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) return;
-    var count = recipeCount(get(term, "count"), scope, extra);
+    var count = termCount(term, scope, extra);
     var active = count;
     var routed = get(term, "routed");
     if (routed !== null) {
@@ -1705,37 +1873,110 @@
     if (get(term, "dtype") === "float32") counts.float32 += count;
   }
 
+  function addCounts(counts, more, times) {
+    counts.parameters += more.parameters * times;
+    counts.float32 += more.float32 * times;
+    counts.active = counts.active === null || more.active === null
+      ? null
+      : counts.active + more.active * times;
+  }
+
   /**
    * The parameters a recipe counts (iteragpu.models.recipe.count): embeddings, each layer's
-   * terms, the final ones. A layer term that does not read `layer` is the same on every layer:
-   * counted once and multiplied (layer 0 is read whole first, so a refusal is the Python's).
+   * terms (`layer`, its index, and `kind`, its kind, known), the final ones. A layer term that
+   * reads neither is the same on every layer: counted once and multiplied; one that reads only
+   * the kind is counted once per kind (layer 0 is read whole first, and each layer in order,
+   * so a refusal is the Python's).
    */
-  function countRecipe(recipe, scope, layers) {
+  function countRecipe(recipe, scope, kinds) {
     var counts = { parameters: 0n, active: 0n, float32: 0n };
     terms(recipe, "embeddings").forEach(function (term) {
       addTerm(term, scope, counts, null);
     });
     var layerTerms = terms(recipe, "layer");
     var varying = layerTerms.map(termReadsLayer);
-    var same = { parameters: 0n, active: 0n, float32: 0n };
-    layerTerms.forEach(function (term, i) {
-      addTerm(term, scope, varying[i] ? counts : same, record({ layer: 0n }));
+    var byKind = layerTerms.map(function (term, k) {
+      return !varying[k] && termReads(term, "kind");
     });
-    counts.parameters += same.parameters * layers;
-    counts.float32 += same.float32 * layers;
-    counts.active = counts.active === null || same.active === null
-      ? null
-      : counts.active + same.active * layers;
-    for (var index = 1n; index < layers; index++) {
-      var extra = record({ layer: index });
+    var same = { parameters: 0n, active: 0n, float32: 0n };
+    var perKind = record(); // kind -> term index -> its counts
+    for (var index = 0; index < kinds.length; index++) {
+      var kind = kinds[index];
+      var extra = record({ layer: BigInt(index), kind: kind });
+      if (!has(perKind, kind)) perKind[kind] = [];
       for (var k = 0; k < layerTerms.length; k++) {
-        if (varying[k]) addTerm(layerTerms[k], scope, counts, extra);
+        if (varying[k]) {
+          addTerm(layerTerms[k], scope, counts, extra);
+        } else if (byKind[k]) {
+          var known = perKind[kind][k];
+          if (known === undefined) {
+            known = perKind[kind][k] = { parameters: 0n, active: 0n, float32: 0n };
+            addTerm(layerTerms[k], scope, known, extra);
+          }
+          addCounts(counts, known, 1n);
+        } else if (index === 0) {
+          addTerm(layerTerms[k], scope, same, extra);
+        }
       }
     }
+    addCounts(counts, same, BigInt(kinds.length));
     terms(recipe, "final").forEach(function (term) {
       addTerm(term, scope, counts, null);
     });
     return counts;
+  }
+
+  /** Python's `not` of a recipe's `require` condition: refused naming its key (Recipe.check). */
+  function checkRequire(recipe, scope) {
+    var rules = get(recipe, "require");
+    if (!Array.isArray(rules)) return;
+    rules.forEach(function (rule) {
+      if (!truthy(evaluateRecipe(get(rule, "holds"), scope, null))) {
+        refuse("bad_key", get(rule, "key"));
+      }
+    });
+  }
+
+  /**
+   * Bytes per sequence of every layer's state (iteragpu.models.state): each kind's `states`
+   * tensors, elements x the model's bytes per value (`modelBytes`, a rational; null where the
+   * dtype is not known) or 4 for float32. Returns {bytes, needsModelDtype}.
+   */
+  function stateBytes(recipe, scope, kinds, modelBytes) {
+    var rules = section(recipe, "states");
+    var made = record();
+    var elements = { model: 0n, float32: 0n };
+    var needs = false; // a tensor at the model's dtype, even of no elements (needs_model_dtype)
+    for (var index = 0; index < kinds.length; index++) {
+      var kind = kinds[index];
+      var list = has(rules, kind) && Array.isArray(rules[kind]) ? rules[kind] : [];
+      if (list.length === 0) continue;
+      var layer = made[kind];
+      if (layer === undefined) {
+        var extra = record({ layer: BigInt(index), kind: kind });
+        layer = { model: 0n, float32: 0n, needs: false };
+        list.forEach(function (term) {
+          var count = recipeCount(get(term, "count"), scope, extra);
+          if (get(term, "dtype") === "float32") {
+            layer.float32 += count;
+          } else {
+            layer.model += count;
+            layer.needs = true;
+          }
+        });
+        // Layers of one kind share their states unless a count reads the layer's index.
+        var readsIndex = list.some(function (term) {
+          return reads(get(term, "count"), "layer");
+        });
+        if (!readsIndex) made[kind] = layer;
+      }
+      elements.model += layer.model;
+      elements.float32 += layer.float32;
+      needs = needs || layer.needs;
+    }
+    var bytes = rational(elements.float32 * 4n);
+    if (needs && modelBytes !== null) bytes = add(bytes, mul(rational(elements.model), modelBytes));
+    return { bytes: bytes, needsModelDtype: needs };
   }
 
   /** Each layer's kind by the recipe's `layer_kind`, over the config's values alone. */
@@ -1818,11 +2059,13 @@
   function parseDecoder(text, outer, outerType, families) {
     var modelType = get(text, "model_type");
     if (typeof modelType !== "string") refuse("no_model_type");
-    refuseState(text);
+    refuseState(text, families);
     var recipe = recipeOf(families, modelType);
     var byHand = has(FAMILIES, modelType);
     if (!byHand && recipe === null) refuse("unknown_family", modelType);
-    var fam = byHand ? FAMILIES[modelType] : family(section(recipe, "defaults"));
+    var fam = byHand
+      ? FAMILIES[modelType]
+      : family(section(recipe, "defaults"), 2, { mla: truthy(get(recipe, "mla")) });
     if (byHand && recipe !== null) {
       // Its recipe's defaults are its config class's (counting reads them too); the layer rules
       // stay the hand ones (config.family_of).
@@ -1831,14 +2074,30 @@
     var read = new Reader(record(fam.defaults, byHand ? text : aliased(recipe, text)));
     var layers = read.positive("num_hidden_layers");
     if (layers > CONFIG_MAX_LAYERS) refuse("bad_key", "num_hidden_layers");
-    var heads = read.positive("num_attention_heads");
     var hidden = read.positive("hidden_size");
-    var attention = byHand ? {} : recipeAttention(recipe, read.raw);
-    var kvHeads = attention.kv_heads || read.optionalPositive("num_key_value_heads") || heads;
-    if (heads % kvHeads !== 0n) refuse("bad_key", "num_key_value_heads");
-    var headDim = attention.head_dim || read.optionalPositive("head_dim") || hidden / heads;
-    if (headDim === 0n) refuse("bad_key", "hidden_size");
+    var heads;
+    var kvHeads;
+    var headDim;
+    if (!byHand && truthy(get(recipe, "no_attention"))) {
+      heads = kvHeads = headDim = 0n; // Mamba: no layer attends, none holds a KV
+    } else {
+      heads = read.positive("num_attention_heads");
+      if (!byHand && truthy(get(recipe, "mla"))) {
+        // Latent attention caches no KV head: its key-value heads are unused.
+        kvHeads = heads;
+        headDim = read.optionalPositive("head_dim") || hidden / heads;
+      } else {
+        var attention = byHand ? {} : recipeAttention(recipe, read.raw);
+        kvHeads = attention.kv_heads || read.optionalPositive("num_key_value_heads") || heads;
+        if (heads % kvHeads !== 0n) refuse("bad_key", "num_key_value_heads");
+        headDim = attention.head_dim || read.optionalPositive("head_dim") || hidden / heads;
+        if (headDim === 0n) refuse("bad_key", "hidden_size");
+      }
+    }
     var kinds = layerKinds(read, modelType, layers, byHand ? null : recipe);
+    if (!byHand && truthy(get(recipe, "require"))) {
+      checkRequire(recipe, recipeScope(recipe, read.raw));
+    }
     var tie = has(outer, "tie_word_embeddings")
       ? outer.tie_word_embeddings
       : get(read.raw, "tie_word_embeddings");
@@ -1863,44 +2122,208 @@
       kvHeads: kvHeads,
       headDim: headDim,
       slidingLayers: kinds.sliding,
+      kvLayers: kinds.kvLayers,
       window: kinds.window,
+      chunkWindow: kinds.chunk,
       firstKind: kinds.firstKind,
       layerKinds: kinds.kinds,
+      kindCounts: kinds.counted,
       vocab: read.optionalPositive("vocab_size"),
-      intermediate: read.optionalPositive("intermediate_size"),
+      // One per layer (Gemma-3n) for a family whose recipe reads it so (`per_layer`).
+      intermediate: !byHand && Array.isArray(get(read.raw, "intermediate_size"))
+        ? null
+        : read.optionalPositive("intermediate_size"),
       tied: read.booleanValue("tie_word_embeddings", tie),
       attentionBias: read.boolean("attention_bias"),
       mlpBias: read.boolean("mlp_bias"),
       dtype: typeof dtype === "string" ? dtype : null,
       quantizationMethod: typeof method === "string" ? method : null,
-      mla: fam.mla ? readMla(read, text) : null,
+      mla: fam.mla ? readMla(read, text, byHand) : null,
       // The config's values over the family's defaults, and the recipe that counts them (a
       // hand-described family's too, when it has one: count_parameters prefers it).
-      values: read.raw,
+      values: record(read.raw, { tie_word_embeddings: read.booleanValue("tie_word_embeddings", tie) }),
       recipe: recipe,
+      // A multimodal wrapper's whole config (its vision_config, projector keys), else null.
+      outerValues: outerType !== null ? outer : null,
     };
   }
 
-  /** The decoder a config's object describes (iteragpu.models.config.parse_config). */
-  function parseConfig(raw, families) {
+  /**
+   * The decoder a config's object describes (iteragpu.models.config.parse_config); `multimodal`
+   * holds the wrappers' recipes (`wrappers`), whose `text` names the decoder a text_config
+   * without a model_type builds, or a wrapper whose text keys sit at the top (Qwen2-VL's
+   * published configs).
+   */
+  function parseConfig(raw, families, multimodal) {
     if (!isObject(raw)) refuse("config_not_object");
     var outerType = get(raw, "model_type");
     var text = get(raw, "text_config");
-    if (text === null) return parseDecoder(raw, raw, null, families);
+    if (text === null) {
+      var inner = wrapperTextType(multimodal, outerType);
+      if (inner !== null) {
+        // A wrapper whose text keys sit at the top (Qwen2-VL's published configs).
+        return parseDecoder(record(raw, { model_type: inner }), raw, outerType, families);
+      }
+      return parseDecoder(raw, raw, null, families);
+    }
     if (!isObject(text)) refuse("bad_key", "text_config");
     var textType = get(text, "model_type");
     if (textType === null && typeof outerType === "string") {
       textType = get(TEXT_MODEL_TYPES, outerType);
+      if (!truthy(textType)) textType = wrapperTextType(multimodal, outerType);
     }
-    refuseState(raw);
+    refuseState(raw, families);
     var outer = outerType !== null ? String(outerType) : "multimodal";
     return parseDecoder(record(text, { model_type: textType }), raw, outer, families);
   }
 
-  /** What the family's recipe counts (iteragpu.models.parameters.recipe_counts), or null. */
-  function recipeCounts(c) {
+  // ------------------------------------------------------------------------------------------
+  // Multimodal wrappers as data (iteragpu.models.towers): what a wrapper builds beside its text
+  // decoder, its vision tower and projector, from the page's data (`wrappers`, `towers`: docs/
+  // hooks.py sizer_data). A wrapper's expressions read its keys over its defaults and two dicts,
+  // `text` (the decoder's values; `tie_word_embeddings` the text config's own) and `vision`
+  // (the tower's values): `vision['hidden_size'] * text['hidden_size']`. A wrapper or a tower
+  // without a recipe is not counted (the note multimodal_encoder_not_counted says so).
+  // ------------------------------------------------------------------------------------------
+
+  /** The recipe of `modelType` in the page's data's `key` (`wrappers`, `towers`), or null. */
+  function multimodalRecipe(multimodal, key, modelType) {
+    if (!isObject(multimodal) || typeof modelType !== "string") return null;
+    return recipeOf(get(multimodal, key), modelType);
+  }
+
+  /** The decoder's model_type a wrapper builds when its text_config names none, or null. */
+  function wrapperTextType(multimodal, wrapperType) {
+    var described = multimodalRecipe(multimodal, "wrappers", wrapperType);
+    return described === null ? null : String(get(described, "text"));
+  }
+
+  /** Refuse a size that is not a positive whole number (towers._positive), naming its key. */
+  function refuseNotPositive(values, keys) {
+    if (!Array.isArray(keys)) return;
+    keys.forEach(function (key) {
+      var value = pyValue(get(values, String(key)));
+      if (typeof value !== "bigint" || value <= 0n || value > 1000000000000n) {
+        refuse("bad_key", String(key));
+      }
+    });
+  }
+
+  /**
+   * The tower a wrapper's vision config names and its values (towers._vision): {recipe, scope},
+   * or null where the tower has no recipe. No vision config: the wrapper's own default one; a
+   * stated one must give the tower's `required` keys (its layers, heads and width).
+   */
+  function visionOf(rules, outer, multimodal) {
+    var key = String(get(rules, "key"));
+    var stated = get(outer, key);
+    var raw;
+    if (stated === null) {
+      raw = record(section(rules, "defaults")); // the class's own default vision config
+    } else if (isObject(stated)) {
+      raw = record(stated);
+    } else {
+      refuse("bad_key", key);
+    }
+    var modelType = truthy(get(rules, "fixed")) ? get(rules, "model_type") : get(raw, "model_type");
+    if (modelType === null) modelType = get(rules, "model_type");
+    if (typeof modelType !== "string") refuse("bad_key", key + ".model_type");
+    var described = multimodalRecipe(multimodal, "towers", modelType);
+    if (described === null) return null;
+    var aliases = section(described, "aliases");
+    Object.keys(aliases).forEach(function (canonical) {
+      var name = String(aliases[canonical]);
+      if (get(raw, canonical) === null && get(raw, name) !== null) raw[canonical] = raw[name];
+    });
+    if (stated !== null) {
+      var required = get(described, "required");
+      (Array.isArray(required) ? required : []).forEach(function (name) {
+        if (get(raw, String(name)) === null) refuse("missing_key", String(name));
+      });
+    }
+    var values = record(section(described, "defaults"), raw);
+    refuseNotPositive(values, get(described, "positive"));
+    var scope = recipeScope(described, values);
+    checkRequire(described, scope);
+    return { recipe: described, scope: scope };
+  }
+
+  /** A tower's parameters (towers._tower_counts): embeddings, `layers` alike layers, final. */
+  function towerCounts(described, scope) {
+    var counts = { parameters: 0n, active: 0n, float32: 0n };
+    terms(described, "embeddings").forEach(function (term) {
+      addTerm(term, scope, counts, null);
+    });
+    var layers = recipeCount(get(described, "layers"), scope, null);
+    var one = { parameters: 0n, active: 0n, float32: 0n };
+    terms(described, "layer").forEach(function (term) {
+      addTerm(term, scope, one, null);
+    });
+    counts.parameters += one.parameters * layers;
+    counts.float32 += one.float32 * layers;
+    terms(described, "final").forEach(function (term) {
+      addTerm(term, scope, counts, null);
+    });
+    return counts;
+  }
+
+  /**
+   * What a multimodal config's wrapper builds beside its decoder (towers.wrapper_counts):
+   * {parameters, float32, tied} of its vision tower and projector, and whether the head is tied
+   * by the wrapper's rule; null where the wrapper, its tower or the decoder has no recipe.
+   */
+  function wrapperCounts(c, multimodal) {
+    var outer = c.outerValues;
+    var described = truthy(c.outerModelType)
+      ? multimodalRecipe(multimodal, "wrappers", c.outerModelType)
+      : null;
+    if (described === null || outer === null || c.recipe === null) return null;
+    var found = visionOf(section(described, "vision"), outer, multimodal);
+    if (found === null) return null;
+    var vision = towerCounts(found.recipe, found.scope);
+    var textScope = recipeScope(c.recipe, c.values);
+    var rawText = get(outer, "text_config");
+    var ownTie = isObject(rawText) ? get(rawText, "tie_word_embeddings") : null;
+    if (ownTie === null) ownTie = get(section(c.recipe, "defaults"), "tie_word_embeddings", false);
+    // The wrapper's keys over its defaults, each of `lists` as a list (`-2` reads `[-2]`).
+    var values = record(section(described, "defaults"), outer);
+    var lists = get(described, "lists");
+    (Array.isArray(lists) ? lists : []).forEach(function (name) {
+      var value = get(values, String(name));
+      if (!Array.isArray(value)) values[String(name)] = [value];
+    });
+    values.text = record(textScope, { tie_word_embeddings: ownTie });
+    values.vision = found.scope;
+    var scope = recipeScope(described, values);
+    refuseNotPositive(scope, get(described, "positive"));
+    checkRequire(described, scope);
+    var tied = evaluateRecipe(get(described, "tie"), scope, null);
+    if (tied !== null && typeof tied !== "boolean") refuse("bad_key", "tie_word_embeddings");
+    var projector = { parameters: 0n, active: 0n, float32: 0n };
+    terms(described, "projector").forEach(function (term) {
+      addTerm(term, scope, projector, null);
+    });
+    return {
+      parameters: vision.parameters + projector.parameters,
+      float32: vision.float32 + projector.float32,
+      tied: tied === true,
+    };
+  }
+
+  /**
+   * What the family's recipe counts (iteragpu.models.parameters.recipe_counts), or null; with a
+   * wrapper's counts (`wrapped`), the head tied by its rule and its tower and projector added,
+   * all active (every image goes through them).
+   */
+  function recipeCounts(c, wrapped) {
     if (c.recipe === null) return null;
-    return countRecipe(c.recipe, recipeScope(c.recipe, c.values), c.layers);
+    if (!wrapped) return countRecipe(c.recipe, recipeScope(c.recipe, c.values), c.layerKinds);
+    var values = record(c.values, { tie_word_embeddings: wrapped.tied });
+    var counts = countRecipe(c.recipe, recipeScope(c.recipe, values), c.layerKinds);
+    counts.parameters += wrapped.parameters;
+    counts.float32 += wrapped.float32;
+    if (counts.active !== null) counts.active += wrapped.parameters;
+    return counts;
   }
 
   /** Parameters of the decoder (iteragpu.models.parameters.count_parameters). */
@@ -1983,31 +2406,52 @@
    * Read a pasted config.json: {ok: true, config, parameters, query, notes} where `query` holds
    * the sizer's fields it fills (bits and bytes per value only when it states a dtype), or
    * {ok: false, reason, key}. `mlaLayout` is mla_latent (default) or mla_per_head; `families`
-   * the recipes of the families described as data (the page's data `families`), by model_type.
-   * `activeParameters` (per token) and `float32Parameters` (kept in float32 at any dtype) are
-   * the recipe's, where the family has one (else null and 0).
+   * the recipes of the families described as data (the page's data `families`), by model_type;
+   * `multimodal` an object holding the multimodal wrappers' and their towers' recipes (`wrappers`
+   * and `towers`: the page's data). `activeParameters` (per token) and `float32Parameters` (kept
+   * in float32 at any dtype) are the recipe's, where the family has one (else null and 0); a
+   * wrapper's tower and projector are in all three.
    */
-  function readConfig(text, mlaLayout, families) {
+  function readConfig(text, mlaLayout, families, multimodal) {
     var layout = mlaLayout === MLA_PER_HEAD ? MLA_PER_HEAD : MLA_LATENT;
     try {
       text = String(text);
       if (text.length > CONFIG_MAX_CHARS) refuse("config_too_large");
-      var config = parseConfig(readJson(text), families);
+      var config = parseConfig(readJson(text), families, multimodal);
       // The dtype is read before the parameters are counted, as size_model reads them.
       var bits = null;
       if (config.dtype !== null) {
         bits = dtypeBits(config.dtype);
         if (bits === null) refuse("unknown_dtype", "dtype");
       }
-      var counts = recipeCounts(config);
+      // A multimodal wrapper's vision tower and projector, where it and its tower have recipes.
+      var wrapped = config.recipe !== null && config.outerModelType !== null
+        ? wrapperCounts(config, multimodal)
+        : null;
+      var counts = recipeCounts(config, wrapped);
       var parameters = counts !== null ? counts.parameters : countParameters(config);
+      // The layers' states, at the model's dtype (the config's) or float32, per sequence.
+      var state = { bytes: rational(0n), needsModelDtype: false };
+      if (config.recipe !== null && truthy(get(config.recipe, "states"))) {
+        state = stateBytes(config.recipe, recipeScope(config.recipe, config.values),
+          config.layerKinds, bits === null ? null : rational(bits, 8n));
+        if (state.needsModelDtype && bits === null) refuse("no_state_dtype");
+      }
+      // The page's fields model the layers that hold a KV: full and sliding attention (hybrid
+      // layers' KV is one of these, a chunked layer's a sliding one whose window is the chunk).
+      // A family without attention heads (Mamba) holds no KV, whatever its layer kinds.
+      var noKv = config.kvLayers === 0n || (config.mla === null && config.kvHeads === 0n);
+      var window = noKv ? null : config.window !== null ? config.window : config.chunkWindow;
       var query = {
         params: parameters.toString(),
-        layers: config.layers.toString(),
-        window: config.window === null ? "" : config.window.toString(),
-        windowed_layers: config.slidingLayers > 0n ? config.slidingLayers.toString() : "",
+        layers: noKv ? "0" : config.kvLayers.toString(),
+        window: window === null ? "" : window.toString(),
+        windowed_layers: !noKv && config.slidingLayers > 0n ? config.slidingLayers.toString() : "",
+        state_bytes: state.bytes.n === 0n ? "" : exactDecimal(state.bytes),
       };
-      if (config.mla === null) {
+      if (noKv) {
+        query.kv_values = ""; // no layer holds a KV: heads and their size are not read
+      } else if (config.mla === null) {
         query.kv_heads = config.kvHeads.toString();
         query.head_dim = config.headDim.toString();
         query.kv_values = "";
@@ -2021,14 +2465,20 @@
       var notes = [];
       if (config.mla !== null) notes.push(layout);
       if (config.quantizationMethod !== null) notes.push("quantized_checkpoint_from_config");
-      if (config.outerModelType !== null) notes.push("multimodal_encoder_not_counted");
+      if (config.outerModelType !== null && wrapped === null) {
+        notes.push("multimodal_encoder_not_counted");
+      }
       if (config.mla !== null && config.mla.mtpLayers > 0n) notes.push("mtp_layers_not_counted");
       if (config.dtype === null) notes.push("no_dtype");
+      if (state.bytes.n > 0n || noKv || config.kvLayers !== config.layers) {
+        notes.push("layer_states");
+      }
       return {
         ok: true,
         config: config,
         layout: config.mla === null ? LAYOUT_PER_HEAD : layout,
         parameters: parameters,
+        stateBytes: state.bytes,
         activeParameters: counts !== null ? counts.active : null,
         float32Parameters: counts !== null ? counts.float32 : 0n,
         query: query,
@@ -2072,6 +2522,7 @@
     window: 10n ** 9n,
     windowed_layers: 10n ** 4n,
     kv_values: 2n * 10n ** 4n * 10n ** 5n,
+    state_bytes: 10n ** 15n,
   };
   var CACHES = ["dynamic", "static"];
 
@@ -2080,7 +2531,7 @@
     ["params", parseCount],
     ["bits", parsePositive],
     ["reserve_gib", parseNonNegative],
-    ["layers", parseCount],
+    ["layers", parseLayers],
     ["kv_values", parseCount],
     ["kv_heads", parseCount],
     ["head_dim", parseCount],
@@ -2089,11 +2540,20 @@
     ["sequences", parseCount],
     ["window", parseTokens],
     ["windowed_layers", parseCount],
+    ["state_bytes", parseNonNegative],
     ["cache", null],
     ["days", parseCount],
   ];
   // Fields that may stay empty: no window; every layer windowed; values from heads x dims.
-  var OPTIONAL = { window: true, windowed_layers: true, kv_values: true };
+  // No state: a model whose layers keep none.
+  var OPTIONAL = { window: true, windowed_layers: true, kv_values: true, state_bytes: true };
+
+  /** The layers that hold a KV: a positive count, or 0 (a model of state layers alone). */
+  function parseLayers(text, maximum, decimalComma) {
+    var zero = parseNonNegative(text, maximum, decimalComma);
+    if (zero.ok && zero.value.n === 0n) return ok(0n);
+    return parseCount(text, maximum, decimalComma);
+  }
 
   /** The query over the defaults: missing keys take the default, unknown keys are ignored. */
   function merge(query, defaults) {
@@ -2163,6 +2623,10 @@
     var weights = weightsBytes(values.params, values.bits);
     var total = add(weights, gibToBytes(values.reserve_gib));
     var kv = kvByKind(values, q.cache);
+    // The layers' states: per sequence, whatever the tokens (iteragpu.models.state).
+    var state = values.state_bytes === null
+      ? rational(0n)
+      : mul(values.state_bytes, rational(values.sequences));
     var catalog = data.cards || loadCatalog(data.catalog);
     return {
       valid: true,
@@ -2174,8 +2638,10 @@
       kvCacheBytes: kv.bytes,
       kvBytesPerToken: kv.perToken,
       kvGroups: kv.groups,
-      // `iteragpu model`'s total: weights, KV cache and reserve (the rough range leaves KV out).
-      modelTotalBytes: add(total, kv.bytes),
+      stateBytes: state,
+      // `iteragpu model`'s total: weights, KV cache, states and reserve (the rough range leaves
+      // KV and states out).
+      modelTotalBytes: add(add(total, kv.bytes), state),
       weightsGib: gib(weights),
       totalGib: gib(total),
       kvCacheGib: gib(kv.bytes),
@@ -2192,6 +2658,7 @@
       "kv-bytes": formatBytes(result.kvCacheBytes, symbols),
       "kv-gib": formatNumber(result.kvCacheGib, 2, symbols),
       "kv-bytes-per-token": formatBytes(result.kvBytesPerToken, symbols),
+      "state-bytes": formatBytes(result.stateBytes, symbols),
       "model-total-gib": formatNumber(gib(result.modelTotalBytes), 2, symbols),
     };
   }
@@ -2226,6 +2693,7 @@
           kv_cache_bytes: exact(g.bytes),
         };
       }),
+      state_bytes: exact(result.stateBytes),
       model_total_bytes: exact(result.modelTotalBytes),
       quantization_not_counted: result.quantizationNotCounted,
       text: text,
@@ -2276,7 +2744,8 @@
     var segments = [
       ["weights", result.weightsBytes],
       ["reserve", result.reserveBytes],
-      ["kv", result.kvCacheBytes],
+      // The cache: the KV and the layers' states (a model without states: the KV alone).
+      ["kv", add(result.kvCacheBytes, result.stateBytes || rational(0n))],
     ].map(function (entry) {
       var segment = { key: entry[0], bytes: entry[1], start: start, end: add(start, entry[1]) };
       start = segment.end;
@@ -2517,7 +2986,8 @@
 
   var PRESET = "data-sizer-preset"; // the weight-format select: 16, 8, 4 or custom
   var OUTPUT_IDS = [
-    "weights-gib", "range-gib", "kv-bytes", "kv-gib", "kv-bytes-per-token", "model-total-gib",
+    "weights-gib", "range-gib", "kv-bytes", "kv-gib", "kv-bytes-per-token", "state-bytes",
+    "model-total-gib",
   ];
 
   /** The query of a URL's search string, over the defaults. */
@@ -2906,7 +3376,7 @@
         weights: gibText(result.weightsBytes),
         reserve: gibText(result.reserveBytes),
         range: gibText(result.totalBytes),
-        kv: gibText(result.kvCacheBytes),
+        kv: gibText(add(result.kvCacheBytes, result.stateBytes || rational(0n))),
         total: gibText(result.modelTotalBytes),
       }))),
       keyed("cards", htmlNode("ul", {}, items)),
@@ -2970,7 +3440,7 @@
       return null;
     }
     var layout = this.mlaLayout ? this.mlaLayout.value : MLA_LATENT;
-    var read = readConfig(text, layout, this.data.families);
+    var read = readConfig(text, layout, this.data.families, this.data);
     status.removeAttribute("data-reason");
     if (!read.ok) {
       this.configFailure(read.reason, read.key);
