@@ -16,7 +16,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "site"]
+nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "training", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
