@@ -14,21 +14,11 @@ from iteragpu.docs_tools.sizer_config_vectors import family_configs
 from iteragpu.models.config import parse_config
 from iteragpu.models.errors import ModelInputError
 from iteragpu.models.parameters import count_parameters, float32_parameters
-from iteragpu.models.recipe import recipe, recipe_types
-from iteragpu.models.shapes import parameter_tensors
+from iteragpu.models.recipe import recipe
+from iteragpu.models.shapes import parameter_tensors, stated_types
 
 
-def _stated() -> list[str]:
-    found = []
-    for model_type in recipe_types():
-        data = recipe(model_type).data  # type: ignore[union-attr]
-        terms = [t for section in ("embeddings", "layer", "final") for t in data.get(section, [])]
-        if all({"linear", "shape", "tensors"} & set(term) for term in terms):
-            found.append(model_type)
-    return found
-
-
-@pytest.mark.parametrize("model_type", _stated())
+@pytest.mark.parametrize("model_type", stated_types())
 def test_the_tensors_add_up_to_the_counts(model_type: str) -> None:
     checked = 0
     for config in family_configs(model_type).values():

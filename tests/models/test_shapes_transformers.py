@@ -15,25 +15,11 @@ from typing import Any
 import pytest
 
 from iteragpu.models.config import parse_config
-from iteragpu.models.recipe import recipe_types
-from iteragpu.models.shapes import parameter_tensors
+from iteragpu.models.shapes import parameter_tensors, stated_types
 
 pytestmark = pytest.mark.transformers
 
 LAYER = re.compile(r"(?:^|\.)(?:layers|blocks|h)\.(\d+)\.(.+)$")  # DBRX: blocks; GPT-2, Falcon: h
-
-
-def _stated() -> list[str]:
-    """The families whose recipe states the tensors of every term."""
-    from iteragpu.models.recipe import recipe
-
-    found = []
-    for model_type in recipe_types():
-        data = recipe(model_type).data  # type: ignore[union-attr]
-        terms = [t for section in ("embeddings", "layer", "final") for t in data.get(section, [])]
-        if all({"linear", "shape", "tensors"} & set(term) for term in terms):
-            found.append(model_type)
-    return found
 
 
 # Layouts the class defaults leave off: per-head q/k norms, Falcon-40B's decoder, two AltUp
@@ -50,7 +36,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
 @pytest.mark.parametrize(
     ("model_type", "changes"),
     # Grouped per family with its counts' tests: one meta build of the class's defaults.
-    [pytest.param(t, {}, id=t, marks=pytest.mark.xdist_group(t)) for t in _stated()]
+    [pytest.param(t, {}, id=t, marks=pytest.mark.xdist_group(t)) for t in stated_types()]
     + [pytest.param(t, c, id=f"{t}-variant") for t, c in VARIANTS],
 )
 def test_each_tensor_is_what_transformers_builds(model_type: str, changes: dict[str, Any]) -> None:

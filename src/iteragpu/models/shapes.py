@@ -23,3 +23,18 @@ def parameter_tensors(config: ModelConfig) -> tuple[TensorSpec, ...] | None:
     if described is None or config.values is None:
         return None
     return tensors(described, described.scope(config.values, "config.json"), config.layer_kinds)
+
+
+def stated_types() -> list[str]:
+    """The families whose recipe (with its base's) states the tensors of every term."""
+    from iteragpu.models.recipe import recipe, recipe_types
+
+    found = []
+    for model_type in recipe_types():
+        described = recipe(model_type)
+        assert described is not None
+        data = described.data
+        terms = [t for section in ("embeddings", "layer", "final") for t in data.get(section, [])]
+        if all({"linear", "shape", "tensors"} & set(term) for term in terms):
+            found.append(model_type)
+    return found
