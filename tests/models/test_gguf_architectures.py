@@ -19,7 +19,7 @@ from gguf import GGUFWriter
 
 from iteragpu.models.config import FULL, SLIDING
 from iteragpu.models.errors import ModelInputError
-from iteragpu.models.model import ModelSizing, size_model
+from iteragpu.models.model import ModelSizing, payload, size_model
 
 TOKENS = 100
 HIDDEN, HEADS, KV_HEADS, FFN = 64, 8, 2, 128
@@ -288,20 +288,53 @@ def deepseek_config(model_type: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("latent", [True, False], ids=["latent-keys", "per-head-keys"])
-def test_deepseek2_mla_is_the_configs(tmp_path: Path, latent: bool) -> None:
-    path = write_gguf(tmp_path / "ds.gguf", "deepseek2", deepseek_metadata(latent))
+def test_deepseek2_mla_caches_the_latent_as_keys_and_again_as_values(tmp_path: Path) -> None:
+    """llama.cpp at the pinned commit (src/llama-model.cpp, llm_build_deepseek2, `is_mla`
+    branch): Kcur = the rotary key and the latent (one KV head of key_length = kv_lora_rank +
+    qk_rope_head_dim), Vcur = the latent (value_length = kv_lora_rank), both stored through
+    build_attn_inp_kv(): the KV cache allocates a V cache for MLA layers (the V-less cache,
+    ggml-org/llama.cpp#19067, came later). Transformers caches the latent once."""
+    rank, rope = 16, 8
+    path = write_gguf(tmp_path / "ds.gguf", "deepseek2", deepseek_metadata(latent=True))
     from_file = size_model(path, tokens=TOKENS, kv_dtype="fp16")
     hf = from_config(tmp_path, deepseek_config("deepseek_v3"))
     assert from_file.config.model_type == "deepseek_v3"  # sigmoid router
     assert from_file.config.mla == hf.config.mla
-    assert kv_by_kind(from_file) == kv_by_kind(hf)
-    # The latent llama.cpp caches: kv_lora_rank + qk_rope_head_dim values per token and layer.
     (group,) = from_file.kv.groups
-    assert (group.layout.layout, group.layout.values_per_token) == ("mla_latent", 16 + 8)
-    alternative, expected = from_file.mla_alternative, hf.mla_alternative
-    assert alternative is not None and expected is not None
-    assert alternative.kv_cache_bytes == expected.kv_cache_bytes
+    layout = group.layout
+    assert (layout.layout, layout.heads, layout.key_dim, layout.value_dim) == (
+        "mla_latent_kv",
+        1,
+        rank + rope,
+        rank,
+    )
+    assert from_file.kv.kv_cache_bytes == 4 * (2 * rank + rope) * TOKENS * 2
+    # Against Transformers' latent of the same sizes: the keys are its cache, the values more.
+    (latent,) = hf.kv.groups
+    assert latent.layout.values_per_token == rank + rope
+    assert layout.values_per_token == latent.layout.values_per_token + rank
+    assert from_file.mla_alternative is None  # the file fixes llama.cpp's layout
+    data = payload(from_file)
+    assert "mla_llama_cpp_latent" in data["caveats"] and "mla_latent" not in data["caveats"]
+    # --mla-layout does not change what llama.cpp caches.
+    other = size_model(path, tokens=TOKENS, kv_dtype="fp16", mla_layout="mla_per_head")
+    assert other.kv.kv_cache_bytes == from_file.kv.kv_cache_bytes
+
+
+def test_deepseek2_without_mla_sizes_caches_keys_and_values_per_head(tmp_path: Path) -> None:
+    """An older conversion (no *_mla keys): llama.cpp runs plain attention over head_count_kv
+    heads of key_length and value_length (the `else` branch), Transformers' per-head layout."""
+    path = write_gguf(tmp_path / "ds.gguf", "deepseek2", deepseek_metadata(latent=False))
+    from_file = size_model(path, tokens=TOKENS, kv_dtype="fp16")
+    hf = from_config(tmp_path, deepseek_config("deepseek_v3"))
+    per_head = hf.mla_alternative
+    assert per_head is not None
+    assert [g.layout for g in from_file.kv.groups] == [g.layout for g in per_head.groups]
+    # qk_nope 12 + qk_rope 8 key values and v_head_dim 10 value values, per head.
+    expected = 4 * HEADS * (20 + 10) * TOKENS * 2
+    assert from_file.kv.kv_cache_bytes == per_head.kv_cache_bytes == expected
+    assert from_file.mla_alternative is None
+    assert "mla_llama_cpp_per_head" in payload(from_file)["caveats"]
 
 
 def test_deepseek2_without_q_lora_and_softmax_router_is_v2(tmp_path: Path) -> None:
@@ -312,7 +345,7 @@ def test_deepseek2_without_q_lora_and_softmax_router_is_v2(tmp_path: Path) -> No
     hf = from_config(tmp_path, {**deepseek_config("deepseek_v2"), "q_lora_rank": None})
     assert from_file.config.model_type == "deepseek_v2"
     assert from_file.config.mla is not None and from_file.config.mla.q_lora_rank is None
-    assert kv_by_kind(from_file) == kv_by_kind(hf)
+    assert from_file.config.mla == hf.config.mla
 
 
 def refused(path: Path, match: str) -> str:
@@ -351,9 +384,9 @@ def test_refusals_name_the_key_in_one_line(tmp_path: Path) -> None:
     refused(gemma3, r"gemma3\.attention\.sliding_window_pattern does not agree")
 
     message = refused(
-        write_gguf(tmp_path / "mamba.gguf", "mamba", base_metadata(4)), "GGUF architecture"
+        write_gguf(tmp_path / "rwkv.gguf", "rwkv6", base_metadata(4)), "GGUF architecture"
     )
-    assert "deepseek2" in message and "gpt-oss" in message
+    assert "deepseek2" in message and "gpt-oss" in message and "mamba" in message
 
 
 def test_same_per_layer_counts_read_as_one(tmp_path: Path) -> None:

@@ -112,8 +112,8 @@ def test_wrong_magic_truncated_unknown_architecture(tmp_path: Path) -> None:
         assert "\n" not in str(caught.value)
 
     other = tmp_path / "other.gguf"
-    write_gguf(other, "mamba")
-    with pytest.raises(UnsupportedModelError, match="GGUF architecture 'mamba'"):
+    write_gguf(other, "rwkv6")
+    with pytest.raises(UnsupportedModelError, match="GGUF architecture 'rwkv6'"):
         size_model(other, tokens=1, kv_dtype="fp16")
 
 

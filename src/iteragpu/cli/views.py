@@ -400,6 +400,7 @@ def _caveat_values(s: ModelSizing, lang: str) -> dict[str, str]:
         else format_number(gib(alternative.kv_cache_bytes), DISPLAY_DECIMALS, lang),
         "bits": "" if s.weights.bits is None else _exact_cell(s.weights.bits, lang),
         "method": s.config.quantization_method or "",
+        "float32_parameters": format_number(s.weights.float32_parameters or 0, 0, lang),
     }
 
 

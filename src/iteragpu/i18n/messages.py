@@ -419,8 +419,30 @@ TEXTS: Final[dict[str, str]] = {
         "{alternative_gib} GiB (--mla-layout mla_latent)."
     ),
     "caveat_weights_uniform_dtype": N_(
-        "Weights from config.json: every parameter at {bits} bits; modules kept at another "
-        "precision and quantization scales are not counted."
+        "Weights from config.json: every parameter at {bits} bits, as Transformers builds the "
+        "model at that dtype (this family keeps no module in float32)."
+    ),
+    "caveat_weights_float32_modules": N_(
+        "Weights from config.json: the {float32_parameters} parameters Transformers keeps in "
+        "float32 (routers) at 4 bytes each, every other parameter at {bits} bits."
+    ),
+    "caveat_weights_uniform_bits": N_(
+        "Weights from config.json at --bits: every parameter at {bits} bits, the modules "
+        "Transformers keeps in float32 included; quantization scales are not counted."
+    ),
+    "caveat_mla_llama_cpp_latent": N_(
+        "MLA in a GGUF file: llama.cpp caches the latent and the rotary key as keys and the "
+        "latent again as values (its V cache), as the layer row shows; --mla-layout does not "
+        "apply."
+    ),
+    "caveat_mla_llama_cpp_per_head": N_(
+        "MLA in a GGUF file without MLA sizes (an older conversion): llama.cpp caches keys and "
+        "values per head; --mla-layout does not apply."
+    ),
+    "caveat_states_llama_cpp": N_(
+        "Layer states of a GGUF file as llama.cpp allocates them: all in float32, and the "
+        "convolution state one position shorter than its kernel (Transformers keeps the whole "
+        "kernel, in the model's dtype)."
     ),
     "caveat_quantized_checkpoint_from_config": N_(
         "A quantized checkpoint ({method}) sized from its config: its scales and the modules it "

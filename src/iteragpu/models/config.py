@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from iteragpu.core.records import Record
 from iteragpu.models.errors import ConfigError, UnsupportedModelError, system_error_code
 from iteragpu.models.json_reader import json_loads as _json_loads
+
+if TYPE_CHECKING:
+    from iteragpu.models.recipe import StateTensor
 
 FULL: Final = "full_attention"
 SLIDING: Final = "sliding_attention"
@@ -172,6 +175,19 @@ class MlaConfig(Record):
     )
 
 
+class RuntimeCache(Record):
+    """What a runtime other than Transformers allocates where it differs from Transformers'
+    cache: llama.cpp's, for a GGUF file (iteragpu.models.gguf reads it from the metadata)."""
+
+    runtime: str  # "llama.cpp"
+    # Every attention layer's KV as (layout, heads, key values, value values) per token, where
+    # the runtime's differs from the config's layout (DeepSeek's MLA); None: the config's.
+    kv: tuple[str, int, int, int] | None = None
+    # Per layer kind, the state tensors one layer keeps per sequence (recipe.StateTensor), in
+    # place of the family recipe's: the runtime's own shapes and dtypes.
+    states: tuple[tuple[str, tuple[StateTensor, ...]], ...] = ()
+
+
 class ModelConfig(Record):
     """The decoder of a model, as its config describes it."""
 
@@ -197,6 +213,8 @@ class ModelConfig(Record):
     chunk_window: int | None = None  # chunked-attention layers' window (Llama 4)
     # A multimodal wrapper's whole config (its vision_config, projector keys), else None.
     outer_values: Mapping[str, Any] | None = None
+    # The cache of the runtime that reads the file, where it is not Transformers' (GGUF).
+    runtime: RuntimeCache | None = None
 
     @property
     def family(self) -> Family:

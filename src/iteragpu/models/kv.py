@@ -9,6 +9,9 @@ Layouts (values cached per token, per layer):
 - `mla_per_head`: the same layers with keys and values expanded per head,
   `heads x (qk_nope_head_dim + qk_rope_head_dim) + heads x v_head_dim`, as attention consumes
   them and as an engine without an MLA kernel caches them;
+- `mla_latent_kv`: the same layers as llama.cpp caches them (a GGUF file with DeepSeek's MLA
+  sizes, iteragpu.models.gguf): the latent and the rotary key as one key head,
+  `kv_lora_rank + qk_rope_head_dim`, and the latent again as its value, `kv_lora_rank`;
 - `none`: a layer that keeps no KV (a Mamba, linear-attention or short-convolution layer, whose
   state iteragpu.models.state sizes; a layer that reads another layer's KV).
 
@@ -41,6 +44,7 @@ from iteragpu.models.errors import ModelInputError
 PER_HEAD: Final = "per_head"
 MLA_LATENT: Final = "mla_latent"
 MLA_PER_HEAD: Final = "mla_per_head"
+MLA_LATENT_KV: Final = "mla_latent_kv"
 NO_KV: Final = "none"
 MlaLayout = Literal["mla_latent", "mla_per_head"]
 CacheKind = Literal["dynamic", "static"]
@@ -52,8 +56,8 @@ class LayerLayout(Record):
 
     kind: str  # a cache layer type: FULL, SLIDING, CHUNKED, HYBRID... (config.py)
     window: int | None
-    layout: str  # PER_HEAD, MLA_LATENT or MLA_PER_HEAD
-    heads: int  # KV heads (per_head), query heads (mla_per_head), 1 (mla_latent)
+    layout: str  # PER_HEAD, MLA_LATENT, MLA_PER_HEAD or MLA_LATENT_KV
+    heads: int  # KV heads (per_head), query heads (mla_per_head), 1 (mla_latent, _kv)
     key_dim: int  # per head: key values; mla_latent: kv_lora_rank
     value_dim: int  # per head: value values; mla_latent: qk_rope_head_dim
 
@@ -85,6 +89,12 @@ def _layout(config: ModelConfig, kind: str, mla_layout: MlaLayout) -> LayerLayou
         if kind == CHUNKED
         else None
     )
+    runtime = config.runtime
+    if runtime is not None and runtime.kv is not None:
+        # The runtime that reads the file caches its own layout (llama.cpp's MLA): the
+        # file fixes it, whatever --mla-layout says.
+        layout, heads, key, value = runtime.kv
+        return LayerLayout(kind, window, layout, heads, key, value)
     mla = config.mla
     if mla is None:
         return LayerLayout(kind, window, PER_HEAD, config.kv_heads, *[config.head_dim] * 2)

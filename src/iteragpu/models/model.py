@@ -44,12 +44,13 @@ from iteragpu.core.quantity import byte_fields
 from iteragpu.core.records import Record
 from iteragpu.core.units import ceil_bytes, from_unit
 from iteragpu.core.weights import MAX_BITS, MAX_RESERVE_GIB, dense_weight_bytes
-from iteragpu.models.config import SLIDING, ModelConfig, load_config, parse_config
+from iteragpu.models.config import SLIDING, ModelConfig, load_config
 from iteragpu.models.dtypes import dtype_bits, dtype_bytes
 from iteragpu.models.errors import ConfigError, ModelInputError
 from iteragpu.models.json_reader import json_loads as _json_loads
 from iteragpu.models.kv import (
     MLA_LATENT,
+    MLA_LATENT_KV,
     MLA_PER_HEAD,
     Cache,
     CacheKind,
@@ -88,8 +89,12 @@ CAVEATS: Final = {
     "mla_alternative gives the per-head layout",
     "mla_per_head": "MLA: keys and values are cached per head, expanded; mla_alternative gives "
     "the compressed latent",
-    "weights_uniform_dtype": "weights from the config: every parameter at the same bits; "
-    "modules kept at another precision and quantization scales are not counted",
+    "weights_uniform_dtype": "weights from the config at a dtype: every parameter at its bits, "
+    "as Transformers builds the model (the family keeps no module in float32)",
+    "weights_float32_modules": "weights from the config at a dtype: the parameters Transformers "
+    "keeps in float32 (routers) at 4 bytes each, every other parameter at the dtype's bits",
+    "weights_uniform_bits": "weights from the config at --bits: every parameter at those bits, "
+    "modules Transformers keeps in float32 included; quantization scales are not counted",
     "quantized_checkpoint_from_config": "weights from the config of a quantized checkpoint "
     "(quantization_method): the bits given apply to every parameter; its scales and the "
     "modules it keeps in 16 bits are not counted; its weight files give the exact bytes",
@@ -103,6 +108,12 @@ CAVEATS: Final = {
     "quantized weights) do not say how many values they hold",
     "kv_quantization_overheads_not_counted": "quantized KV cache: its scales and the tokens a "
     "quantized cache keeps at full precision are not counted",
+    "mla_llama_cpp_latent": "MLA in a GGUF file: llama.cpp caches the latent and the rotary key "
+    "as keys and the latent again as values (its V cache); --mla-layout does not apply",
+    "mla_llama_cpp_per_head": "MLA in a GGUF file without MLA sizes (an older conversion): "
+    "llama.cpp caches keys and values per head; --mla-layout does not apply",
+    "states_llama_cpp": "layer states of a GGUF file as llama.cpp allocates them: float32, a "
+    "convolution state of conv_kernel - 1 positions per channel",
 }
 
 
@@ -114,6 +125,9 @@ class Weights(Record):
     byte_count: Fraction
     bits: Fraction | None = None  # config only
     inventory: WeightsInventory | None = None
+    # Config only: the parameters counted at 4 bytes, the modules Transformers keeps in float32
+    # at a dtype (0: none); None at --bits, where every parameter takes the bits.
+    float32_parameters: int | None = None
 
 
 class ModelSizing(Record):
@@ -198,11 +212,12 @@ def size_model(
     state = estimate_state(config, _model_bytes_per_value(config, dtype), sequences)
     kv = estimate_kv(layer_layouts(config, mla_layout), tokens, per_value, sequences, cache_rules)
     alternative = None
-    if config.mla is not None:
+    runtime_kv = None if config.runtime is None else config.runtime.kv
+    if config.mla is not None and runtime_kv is None:
         other: MlaLayout = MLA_PER_HEAD if mla_layout == MLA_LATENT else MLA_LATENT
         layouts = layer_layouts(config, other)
         alternative = estimate_kv(layouts, tokens, per_value, sequences, cache_rules)
-    caveats = _caveats(config, weights, kv, mla_layout)
+    caveats = _caveats(config, weights, kv, mla_layout, state)
     return ModelSizing(path, config, weights, kv, alternative, reserve, caveats, state, preset)
 
 
@@ -263,7 +278,7 @@ def _read(path: Path) -> tuple[ModelConfig, WeightsInventory | None]:
 
         reader = gguf_files.open_gguf(path)
         inventory = gguf_files.read_inventory(path, reader)
-        return parse_config(gguf_files.config_from_metadata(path, reader), str(path)), inventory
+        return gguf_files.read_config(path, reader), inventory
     if not path.exists():
         # Not on disk: a popular model by name (iteragpu.models.presets), else nothing.
         from iteragpu.models.presets import find_preset, preset_names
@@ -342,7 +357,8 @@ def _weights(
     # they weigh 4 bytes each. At --bits the storage is the uniform one the bits describe.
     kept = float32_parameters(config) if from_dtype else 0
     byte_count = dense_weight_bytes(parameters - kept, stored_bits) + kept * FLOAT32_BYTES
-    return Weights("config", parameters, byte_count, stored_bits)
+    float32 = kept if from_dtype else None
+    return Weights("config", parameters, byte_count, stored_bits, float32_parameters=float32)
 
 
 def _kv_bytes_per_value(
@@ -377,16 +393,34 @@ def _kv_bytes_per_value(
 
 
 def _caveats(
-    config: ModelConfig, weights: Weights, kv: KVEstimate, mla_layout: MlaLayout
+    config: ModelConfig,
+    weights: Weights,
+    kv: KVEstimate,
+    mla_layout: MlaLayout,
+    state: StateEstimate,
 ) -> tuple[str, ...]:
     codes = ["activations_not_counted"]
     codes.append(
         "cache_dynamic_prompt_peak" if kv.cache.kind == "dynamic" else "cache_static_allocation"
     )
+    runtime = config.runtime
     if config.mla is not None:
-        codes.append(mla_layout)
+        if runtime is None or runtime.kv is None:
+            codes.append(mla_layout)
+        else:  # the file fixes llama.cpp's layout
+            latent = runtime.kv[0] == MLA_LATENT_KV
+            codes.append("mla_llama_cpp_latent" if latent else "mla_llama_cpp_per_head")
+    if runtime is not None and state.groups:
+        codes.append("states_llama_cpp")
     if weights.source == "config":
-        codes.append("weights_uniform_dtype")
+        # Only what holds: at --bits every parameter takes them; at a dtype, the modules
+        # Transformers keeps in float32 are counted at 4 bytes where the family has any.
+        if weights.float32_parameters is None:
+            codes.append("weights_uniform_bits")
+        elif weights.float32_parameters:
+            codes.append("weights_float32_modules")
+        else:
+            codes.append("weights_uniform_dtype")
         if config.quantization_method is not None:
             codes.append("quantized_checkpoint_from_config")
         if config.is_multimodal:

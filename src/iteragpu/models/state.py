@@ -7,6 +7,10 @@ first forward, the same for a dynamic and a static cache, for the prompt and whi
 Each family's recipe (`states` in `families/<type>.json`) says, per layer kind, each tensor's
 elements per sequence and its dtype: the model's (`--dtype`, else the config's), or float32 where
 the family keeps it so in a bfloat16 model. `--kv-dtype` sets the attention cache only.
+
+A GGUF file is run by llama.cpp, whose states are its own (iteragpu.models.gguf): one `r` and
+one `s` tensor per recurrent layer and sequence, both float32; the config then carries them
+(`ModelConfig.runtime`) in place of the recipe's.
 """
 
 from __future__ import annotations
@@ -59,7 +63,11 @@ class StateEstimate(Record):
 
 
 def layer_states(config: ModelConfig) -> tuple[tuple[StateTensor, ...], ...]:
-    """Per decoder layer, the state tensors its kind keeps (none for a family without states)."""
+    """Per decoder layer, the state tensors its kind keeps (none for a family without states);
+    a runtime's own (llama.cpp's, for a GGUF file) where the config carries them."""
+    if config.runtime is not None:
+        by_kind = dict(config.runtime.states)
+        return tuple(by_kind.get(kind, ()) for kind in config.layer_kinds)
     from iteragpu.models.recipe import recipe, states
 
     described = recipe(config.model_type)
