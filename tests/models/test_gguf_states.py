@@ -300,8 +300,7 @@ def test_layers_kv_and_states_are_the_configs_and_llama_cpps(tmp_path: Path, cas
     data = payload(from_file)
     assert "states_llama_cpp" in data["caveats"]
     assert (
-        data["total_bytes"]
-        == data["weights_bytes"] + data["kv_cache_bytes"] + data["state_bytes"]
+        data["total_bytes"] == data["weights_bytes"] + data["kv_cache_bytes"] + data["state_bytes"]
     )
     assert all(t["dtype"] == "float32" for s in data["states"] for t in s["tensors"])
 
