@@ -234,3 +234,37 @@ def test_reading_a_model_loads_neither_gguf_nor_numpy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_the_weights_caveat_says_what_holds_for_the_dtype_and_the_bits(tmp_path: Path) -> None:
+    """At a dtype, DeepSeek-V3's routers count at 4 bytes (Transformers keeps them in float32):
+    the caveat says so and names them; at --bits every parameter takes the bits; a family that
+    keeps nothing in float32 gets neither."""
+    config = {
+        "model_type": "deepseek_v3",
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "hidden_size": 7168,
+        "intermediate_size": 18432,
+        "vocab_size": 129280,
+        "torch_dtype": "bfloat16",
+    }
+    folder = model_folder(tmp_path / "v3", config)
+    sizing = size_model(folder, tokens=1000)
+    data = payload(sizing)
+    # What Transformers 5.24 builds at bfloat16 (the issue's figure; proved in `nox -s models`).
+    assert data["weights_bytes"] == 1_342_265_669_632
+    routers = (data["weights_bytes"] - 2 * data["parameters"]) // 2
+    assert sizing.weights.float32_parameters == routers > 0
+    weights_codes = {c for c in data["caveats"] if c.startswith("weights_")}
+    assert weights_codes == {"weights_float32_modules"}
+    at_bits = payload(size_model(folder, tokens=1000, bits=16))
+    assert at_bits["weights_bytes"] == 2 * at_bits["parameters"]
+    assert {c for c in at_bits["caveats"] if c.startswith("weights_")} == {"weights_uniform_bits"}
+    llama = payload(size_model(model_folder(tmp_path / "llama", LLAMA_3_8B), tokens=1000))
+    assert {c for c in llama["caveats"] if c.startswith("weights_")} == {"weights_uniform_dtype"}
+    from iteragpu.cli.views import model_text
+
+    for lang, number in (("ko", f"{routers:,}"), ("id", f"{routers:,}".replace(",", "."))):
+        text = model_text(sizing, None, None, lang)
+        assert number in text.replace("\n  ", " ")
