@@ -23,7 +23,9 @@ from iteragpu.models.model import payload, size_model
 from iteragpu.models.safetensors import DTYPE_BITS, read_inventory, weight_files
 from iteragpu.models.tensors import QUANTIZED_BLOCKS, WeightsInventory
 
-Shapes = dict[str, tuple[str, list[int]]]
+# name: (dtype, shape), or (dtype, shape, data) for a tensor whose data a reader reads (a
+# bitsandbytes quant state's JSON); other tensors' data are zeros.
+Shapes = dict[str, tuple[str, list[int]] | tuple[str, list[int], bytes]]
 
 # A tiny Llama: hidden 64, 4 heads of 16 (2 for keys and values), MLP 128, vocabulary 32.
 HIDDEN, INTERMEDIATE, VOCAB, KV = 64, 128, 32, 32
@@ -54,19 +56,23 @@ LLAMA_PARAMETERS = LINEAR_VALUES + KEPT_VALUES
 
 
 def write_header(path: Path, tensors: Shapes) -> None:
-    """A safetensors file declaring `tensors` (name: dtype, shape) back to back, zero data."""
+    """A safetensors file declaring `tensors` (name: dtype, shape) back to back, their data
+    zeros unless given."""
     header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
+    data = b""
+    for name, (dtype, shape, *given) in tensors.items():
         size = math.prod(shape) * DTYPE_BITS[dtype] // 8
+        offset = len(data)
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
+        chunk = given[0] if given else bytes(size)
+        assert len(chunk) == size
+        data += chunk
     raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + data)
 
 
 def tensor_bytes(tensors: Shapes) -> int:
-    return sum(math.prod(shape) * DTYPE_BITS[dtype] // 8 for dtype, shape in tensors.values())
+    return sum(math.prod(t[1]) * DTYPE_BITS[t[0]] // 8 for t in tensors.values())
 
 
 def llama(quantize_linear: Any) -> Shapes:
@@ -87,6 +93,7 @@ def llama(quantize_linear: Any) -> Shapes:
 
 
 def folder_with(tmp_path: Path, quantization: dict[str, Any] | None, tensors: Shapes) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     config = dict(LLAMA)
     if quantization is not None:
         config["quantization_config"] = quantization
@@ -232,9 +239,23 @@ def test_awq_gemm_read_as_gemv_is_unknown(tmp_path: Path) -> None:
 # --- bitsandbytes ----------------------------------------------------------------------------
 
 
+def bnb_state(quant_type: str, shape: list[int], nested: bool = True) -> bytes:
+    """The quant state's JSON as bitsandbytes 0.50.2 writes it (`QuantState.as_dict(packed=True)`
+    of a float16 weight, its non-tensor items), seen in files it wrote on CPU."""
+    state: dict[str, Any] = {
+        "quant_type": quant_type,
+        "blocksize": 64,
+        "dtype": "float16",
+        "shape": shape,
+    }
+    if nested:
+        state |= {"nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": 0.5}
+    return json.dumps(state).encode()
+
+
 def bnb_4bit(quant_type: str = "nf4", nested: bool = True, blocksize: int = 64) -> Any:
     """The state dict Transformers saves for a `Linear4bit` (bitsandbytes 0.49
-    `QuantState.as_dict(packed=True)`); the quant-state tensor's length is its JSON's."""
+    `QuantState.as_dict(packed=True)`); the quant-state tensor holds its JSON."""
 
     def linear(name: str, inputs: int, outputs: int) -> Shapes:
         values = inputs * outputs
@@ -248,7 +269,8 @@ def bnb_4bit(quant_type: str = "nf4", nested: bool = True, blocksize: int = 64) 
         else:
             tensors[weight + ".absmax"] = ("F32", [blocks])
         tensors[weight + ".quant_map"] = ("F32", [16])
-        tensors[weight + f".quant_state.bitsandbytes__{quant_type}"] = ("U8", [150])
+        state = bnb_state(quant_type, [outputs, inputs], nested)
+        tensors[weight + f".quant_state.bitsandbytes__{quant_type}"] = ("U8", [len(state)], state)
         return tensors
 
     return linear
@@ -294,6 +316,64 @@ def test_bitsandbytes_4bit_in_a_16_bit_quant_storage(tmp_path: Path) -> None:
     config = {"quant_method": "bitsandbytes", "load_in_4bit": True}
     found = inventory(folder_with(tmp_path, config, llama(bf16_storage)))
     assert found.parameters == LLAMA_PARAMETERS
+
+
+def test_bitsandbytes_4bit_odd_count_from_the_quant_state(tmp_path: Path) -> None:
+    """A layer with both dimensions odd (7 x 5 = 35 values in 18 bytes): the header alone would
+    say 36; the quant state's JSON says 35. A state whose JSON is missing, unreadable, or does
+    not fit the packed tensor leaves the count unknown, never a guess."""
+    tensors = bnb_4bit()("model.layers.0.mlp.down_proj", 5, 7)
+    tensors["model.embed_tokens.weight"] = ("F16", [3, 5])
+    config = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    found = inventory(folder_with(tmp_path / "odd", config, tensors))
+    assert found.parameters == 7 * 5 + 3 * 5
+    assert roles(found)[(q.QUANTIZED_WEIGHTS, "U8")] == (1, 18, 35)
+    state = "model.layers.0.mlp.down_proj.weight.quant_state.bitsandbytes__nf4"
+    length = len(tensors[state][2])  # type: ignore[misc]
+    bad_states = {
+        "zeros": bytes(length),
+        "no_shape": json.dumps({"quant_type": "nf4"}).encode().ljust(length),
+        "other_shape": bnb_state("nf4", [9, 5]),
+    }
+    for case, data in bad_states.items():
+        tensors[state] = ("U8", [len(data)], data)
+        found = inventory(folder_with(tmp_path / case, config, tensors))
+        assert found.parameters is None, case
+        assert found.parameters_unknown_reason == q.TENSOR_NOT_IN_LAYOUT
+        assert found.layout is not None
+        assert found.layout.tensor == "model.layers.0.mlp.down_proj.weight"
+
+
+def test_bitsandbytes_4bit_reads_only_the_quant_states(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader reads the quant states' few bytes and nothing else of the data."""
+    tensors = llama(bnb_4bit())
+    config = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    folder = folder_with(tmp_path, config, tensors)
+    reads: list[int] = []
+    real_open = Path.open
+
+    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        stream = real_open(self, *args, **kwargs)
+        if self.suffix != ".safetensors":
+            return stream  # config.json
+        real_read = stream.read
+
+        def read(size: int = -1) -> Any:
+            reads.append(size)
+            return real_read(size)
+
+        stream.read = read  # type: ignore[method-assign]
+        return stream
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    assert inventory(folder).parameters == LLAMA_PARAMETERS
+    states = [t[2] for n, t in tensors.items() if ".quant_state." in n]  # type: ignore[misc]
+    header_reads = 2  # the length, then the header
+    assert len(reads) == header_reads + len(states)
+    assert sorted(reads[header_reads:]) == sorted(len(s) for s in states)
+    assert all(size <= q.MAX_STATE_BYTES for size in reads[header_reads:])
 
 
 def test_bitsandbytes_8bit_one_value_per_int8(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from test_quantized_layouts import (
     LLAMA_PARAMETERS,
     VOCAB,
     bnb_4bit,
+    bnb_state,
     config_count,
     inventory,
     roles,
@@ -108,7 +109,7 @@ def test_bitsandbytes_4bit_files_read_back_to_the_config_count(tmp_path: Path, c
     by_hand = bnb_4bit(options["quant_type"], options["compress_statistics"])(
         "model.layers.0.mlp.down_proj", LINEARS[-1][1], LINEARS[-1][2]
     )
-    for name, (hand_dtype, hand_shape) in by_hand.items():
+    for name, (hand_dtype, hand_shape, *_) in by_hand.items():
         real_dtype, real_shape = header[name]
         if ".quant_state." in name:
             assert real_dtype == hand_dtype
@@ -119,6 +120,51 @@ def test_bitsandbytes_4bit_files_read_back_to_the_config_count(tmp_path: Path, c
     data = payload(size_model(folder, tokens=1))
     assert data["parameters"] == LLAMA_PARAMETERS and data["parameters_unknown_reason"] is None
     assert sum(r["bytes"] for r in data["weights_roles"]) == data["weights_bytes"]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("inputs", "outputs"), [(5, 7), (63, 65), (64, 7)])
+def test_bitsandbytes_4bit_odd_layers_count_exactly(
+    tmp_path: Path, case: str, inputs: int, outputs: int
+) -> None:
+    """A Linear4bit whose both dimensions are odd packs an odd count: the header cannot tell it
+    from the even count above, the quant state's JSON can. The count read back is what
+    bitsandbytes' own QuantState says (`quant_state.shape`), and the real file's quant state
+    is the JSON the default tests build (tests/models/test_quantized_layouts.py, bnb_state)."""
+    options = dict(CASES[case])
+    storage = getattr(torch, options.pop("quant_storage", "uint8"))
+    torch.manual_seed(0)
+    weight = torch.randn(outputs, inputs, dtype=torch.float16)
+    linear = bnb.nn.Linear4bit(inputs, outputs, bias=False, quant_storage=storage, **options)
+    linear.weight = bnb.nn.Params4bit(weight, requires_grad=False, quant_storage=storage, **options)
+    linear = linear.to("cpu")
+    quant_state = linear.weight.quant_state
+    values = int(torch.Size(quant_state.shape).numel())
+    assert values == inputs * outputs
+    state = {
+        f"model.layers.0.mlp.down_proj.{k}": v.contiguous() for k, v in linear.state_dict().items()
+    }
+    state["model.norm.weight"] = torch.ones(HIDDEN, dtype=torch.float16)
+    quantization = {
+        "quant_method": "bitsandbytes",
+        "load_in_4bit": True,
+        "bnb_4bit_quant_type": options["quant_type"],
+        "bnb_4bit_use_double_quant": options["compress_statistics"],
+    }
+    found = inventory(write(tmp_path / case, state, quantization))
+    assert found.parameters == values + HIDDEN
+    dtype = {torch.uint8: "U8", torch.bfloat16: "BF16"}[storage]
+    packed = state["model.layers.0.mlp.down_proj.weight"]
+    assert roles(found)[(q.QUANTIZED_WEIGHTS, dtype)] == (
+        1,
+        packed.numel() * packed.element_size(),
+        values,
+    )
+    name = f"model.layers.0.mlp.down_proj.weight.quant_state.bitsandbytes__{options['quant_type']}"
+    stated = json.loads(bytes(state[name].numpy().tobytes()))
+    assert stated["shape"] == [outputs, inputs]
+    by_hand = json.loads(bnb_state(options["quant_type"], [outputs, inputs], False))
+    assert {k: stated[k] for k in by_hand} == by_hand
 
 
 def test_bitsandbytes_8bit_files_read_back_to_the_config_count(tmp_path: Path) -> None:

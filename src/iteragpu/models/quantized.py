@@ -30,9 +30,11 @@ The layouts read here, each checked against its library's source (commit or vers
   is [(n + 1) // 2 bytes as the quant storage dtype (U8 by default, BF16 for FSDP), 1]: two
   values per byte, beside `weight.absmax` (U8 when double-quantized, else F32),
   `weight.quant_map`, `weight.nested_absmax`, `weight.nested_quant_map` and
-  `weight.quant_state.bitsandbytes__nf4` (or `__fp4`), whose data (a JSON of the original
-  shape) is not read: two values per byte is exact for an even element count, and one value
-  over for an odd one (both dimensions odd, which no Linear layer of a published model has).
+  `weight.quant_state.bitsandbytes__nf4` (or `__fp4`), a U8 tensor whose data is the JSON of
+  `QuantState.as_dict(packed=True)`'s non-tensor items: its `shape` is the weight's original
+  shape. Those few bytes, and no other tensor data, are read (`read_data`): the header alone
+  cannot tell n from n + 1 values when n is odd (both dimensions odd), the JSON can; the
+  packed tensor must then hold (n + 1) // (2 x itemsize) elements.
   An 8-bit `weight` (`Int8Params`) is I8 [out, in], one value per element, beside `SCB` F32
   [out] and `weight_format` U8 [].
 - `fp8` (DeepSeek-V3's `weight_block_size`): `weight` F8_E4M3 [out, in], one value per
@@ -55,7 +57,8 @@ that does not match the layout), the parameter count is unknown, with a reason c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -119,6 +122,12 @@ _STATE_SUFFIXES: Final = frozenset(
 _WIDE_FLOATS: Final = frozenset({"F64", "F32", "F16", "BF16"})
 _INTEGERS: Final = frozenset({"I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL"})
 _BNB_STATES: Final = (".quant_state.bitsandbytes__nf4", ".quant_state.bitsandbytes__fp4")
+# The quant state's JSON is some 75 to 160 bytes (bitsandbytes 0.50.2): a larger tensor of that
+# name is not one, and is not read.
+MAX_STATE_BYTES: Final = 4096
+
+ReadData = Callable[[str], bytes | None]
+"""A tensor's data by name (up to MAX_STATE_BYTES), or None where it cannot be read."""
 
 
 class RoleGroup(Record):
@@ -158,8 +167,14 @@ def quantization_config(folder: Path) -> Mapping[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def read_layout(config: Mapping[str, Any], tensors: Mapping[str, TensorHeader]) -> Layout:
-    """Every tensor's role under `config` (a `quantization_config`), and the parameters."""
+def read_layout(
+    config: Mapping[str, Any],
+    tensors: Mapping[str, TensorHeader],
+    read_data: ReadData | None = None,
+) -> Layout:
+    """Every tensor's role under `config` (a `quantization_config`), and the parameters.
+    `read_data` gives the few bytes of a bitsandbytes quant state's JSON (None: not read, and
+    a 4-bit weight's count is then unknown)."""
     method = str(config.get("quant_method", "")).lower().replace("_", "-")
     bits: int | None = None
     reason: str | None = None
@@ -175,7 +190,7 @@ def read_layout(config: Mapping[str, Any], tensors: Mapping[str, TensorHeader]) 
     rows: list[tuple[str, str, int, int | None]] = []
     unknown: str | None = None
     for name, tensor in tensors.items():
-        role, values = _classify(method, config, bits, name, tensor, tensors)
+        role, values = _classify(method, config, bits, name, tensor, tensors, read_data)
         if values is None and unknown is None:
             unknown = name
         rows.append((role, tensor.dtype, tensor.byte_count, values))
@@ -245,14 +260,13 @@ def _classify(
     name: str,
     tensor: TensorHeader,
     tensors: Mapping[str, TensorHeader],
+    read_data: ReadData | None = None,
 ) -> tuple[str, int | None]:
     """(role, parameters held: 0 for metadata, None where the layout does not explain it)."""
     shape = tensor.shape
-    if method == "bitsandbytes" and any(name + state in tensors for state in _BNB_STATES):
-        # 4-bit: [(n + 1) // (2 * itemsize), 1] in any quant storage dtype: two values per byte.
-        if len(shape) == 2 and shape[1] == 1:
-            return QUANTIZED_WEIGHTS, 2 * tensor.byte_count
-        return QUANTIZED_WEIGHTS, None
+    state = next((name + s for s in _BNB_STATES if name + s in tensors), None)
+    if method == "bitsandbytes" and state is not None:
+        return QUANTIZED_WEIGHTS, _bnb_4bit_values(tensor, tensors[state], state, read_data)
     if method == "mxfp4" and name.endswith("_blocks") and tensor.dtype == "U8":
         scales = tensors.get(name[: -len("_blocks")] + "_scales")
         ok = (
@@ -274,6 +288,34 @@ def _classify(
         return QUANTIZED_WEIGHTS, tensor.elements
     values = _integer_values(method, config, bits, name, tensor, tensors)
     return (QUANTIZED_WEIGHTS if values is not None else UNKNOWN_INTEGER), values
+
+
+def _bnb_4bit_values(
+    weight: TensorHeader, state: TensorHeader, name: str, read_data: ReadData | None
+) -> int | None:
+    """The values of a 4-bit weight: the original shape its quant state's JSON states
+    (bitsandbytes `QuantState.as_dict(packed=True)`, `"shape": [out, in]`), checked against
+    the packed tensor, [(n + 1) // (2 * itemsize), 1] in any quant storage dtype (two values
+    per byte, the last byte half used for an odd n: `quantize_4bit`); None where the JSON
+    cannot be read or does not fit."""
+    shape = weight.shape
+    if len(shape) != 2 or shape[1] != 1 or weight.elements == 0 or read_data is None:
+        return None
+    if state.dtype != "U8" or not 0 < state.byte_count <= MAX_STATE_BYTES:
+        return None
+    raw = read_data(name)
+    try:
+        stated = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    original = stated.get("shape") if isinstance(stated, dict) else None
+    if not isinstance(original, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in original
+    ):
+        return None
+    values = math.prod(original)
+    itemsize = weight.byte_count // weight.elements
+    return values if shape[0] == (values + 1) // (2 * itemsize) else None
 
 
 def _integer_values(

@@ -21,7 +21,7 @@ from iteragpu.models.errors import (
     UnknownDtypeError,
     system_error_code,
 )
-from iteragpu.models.quantized import quantization_config, read_layout
+from iteragpu.models.quantized import MAX_STATE_BYTES, quantization_config, read_layout
 from iteragpu.models.tensors import (
     FLOAT,
     INTEGER,
@@ -72,6 +72,7 @@ class TensorHeader(Record):
     dtype: str
     shape: tuple[int, ...]
     byte_count: int
+    start: int = 0  # where its data begins in the file (bytes from the file's start)
 
     @property
     def elements(self) -> int:
@@ -121,10 +122,12 @@ def read_header(path: Path) -> dict[str, TensorHeader]:
         ) from None
     if len(raw) < length:  # the file shrank while being read
         raise _error(path, "header cut short", "truncated", size)
-    return _parse_header(path, raw, size - _LENGTH_BYTES - length)
+    return _parse_header(path, raw, size - _LENGTH_BYTES - length, _LENGTH_BYTES + length)
 
 
-def _parse_header(path: Path, raw: bytes, data_bytes: int) -> dict[str, TensorHeader]:
+def _parse_header(
+    path: Path, raw: bytes, data_bytes: int, data_start: int = 0
+) -> dict[str, TensorHeader]:
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -135,11 +138,13 @@ def _parse_header(path: Path, raw: bytes, data_bytes: int) -> dict[str, TensorHe
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        tensors[name] = _tensor(path, name, entry, data_bytes)
+        tensors[name] = _tensor(path, name, entry, data_bytes, data_start)
     return tensors
 
 
-def _tensor(path: Path, name: str, entry: Any, data_bytes: int) -> TensorHeader:
+def _tensor(
+    path: Path, name: str, entry: Any, data_bytes: int, data_start: int = 0
+) -> TensorHeader:
     if not isinstance(entry, dict):
         raise _error(path, "tensor {name!r} is not described by an object", "bad_tensor", name=name)
     dtype: Any = entry.get("dtype")
@@ -179,7 +184,7 @@ def _tensor(path: Path, name: str, entry: Any, data_bytes: int) -> TensorHeader:
             expected=str(bits),
             held=str(offsets[1] - offsets[0]),
         )
-    return TensorHeader(name, dtype, tuple(shape), offsets[1] - offsets[0])
+    return TensorHeader(name, dtype, tuple(shape), offsets[1] - offsets[0], data_start + offsets[0])
 
 
 def _whole_numbers(value: Any) -> TypeGuard[list[int]]:
@@ -306,4 +311,37 @@ def read_inventory(found: SafetensorsFiles) -> WeightsInventory:
     if config is None:
         return WeightsInventory("safetensors", files, groups)
     tensors = {name: t for ts in headers.values() for name, t in ts.items()}
-    return WeightsInventory("safetensors", files, groups, read_layout(config, tensors))
+    with _DataReader(owner, tensors) as read_data:
+        layout = read_layout(config, tensors, read_data)
+    return WeightsInventory("safetensors", files, groups, layout)
+
+
+class _DataReader:
+    """A few tensors' data by name (bitsandbytes' quant-state JSON: iteragpu.models.quantized
+    asks for it), each file opened once; never a weight's data."""
+
+    def __init__(self, owner: dict[str, Path], tensors: dict[str, TensorHeader]) -> None:
+        self.owner = owner
+        self.tensors = tensors
+        self.opened: dict[Path, Any] = {}
+
+    def __enter__(self) -> _DataReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in self.opened.values():
+            stream.close()
+
+    def __call__(self, name: str) -> bytes | None:
+        tensor, path = self.tensors.get(name), self.owner.get(name)
+        if tensor is None or path is None or tensor.byte_count > MAX_STATE_BYTES:
+            return None
+        try:
+            stream = self.opened.get(path)
+            if stream is None:
+                stream = self.opened[path] = path.open("rb")
+            stream.seek(tensor.start)
+            data: bytes = stream.read(tensor.byte_count)
+        except OSError:
+            return None
+        return data if len(data) == tensor.byte_count else None
