@@ -5,8 +5,9 @@
 
 One row per `model_type` the reader knows: those described as data (iteragpu.models.recipe,
 `families/<type>.json`, with the Transformers class its `about` names) and those described by
-code (iteragpu.models.config.FAMILIES); then the families refused for their recurrent state.
-The words are docs/families.yml's; the pages hold no figure.
+code (iteragpu.models.config.FAMILIES); then the GGUF architectures read from a file's metadata
+(iteragpu.models.gguf) with what their cache follows; then the families refused for their
+recurrent state. The words are docs/families.yml's; the pages hold no figure.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from iteragpu.docs_tools import require_extra
 from iteragpu.i18n.languages import CODES
 from iteragpu.models import config as model_config
+from iteragpu.models import gguf as gguf_reader
 from iteragpu.models.recipe import recipe
 
 require_extra("yaml")
@@ -29,6 +31,7 @@ DOCS = ROOT / "docs"
 WORDS = DOCS / "families.yml"
 PAGE = "families.md"
 TRANSFORMERS = "5.24.0"  # the version `nox -s models` pins and the proofs run against
+LLAMA_CPP = "00342301d01a"  # the llama.cpp commit whose loader the GGUF reader follows
 HEADER = "<!-- Written by `python -m iteragpu.docs_tools.families_page --write`; do not edit. -->"
 _CLASS = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:ForCausalLM|ForConditionalGeneration|LMHeadModel))\b")
 
@@ -91,13 +94,30 @@ def _cache_cell(model_type: str, lang: str, words: dict[str, Any]) -> str:
     return cell
 
 
+def gguf_rows(lang: str, words: dict[str, Any]) -> list[list[str]]:
+    """One row per GGUF architecture: its families and what its cache follows."""
+    return [
+        [
+            f"`{arch}`",
+            ", ".join(f"`{t}`" for t in types),
+            words["gguf_rules"][rule][lang],
+        ]
+        for arch, types, rule in gguf_reader.architectures()
+    ]
+
+
+def _table(headers: list[str], body: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(headers) + " |",
+        "| " + " | ".join("---" for _ in headers) + " |",
+        *("| " + " | ".join(_cell(c) for c in row) + " |" for row in body),
+    ]
+
+
 def page_markdown(lang: str, words: dict[str, Any] | None = None) -> str:
     w = load_words() if words is None else words
-    table = [
-        "| " + " | ".join(w["table"][lang]) + " |",
-        "| " + " | ".join("---" for _ in w["table"][lang]) + " |",
-        *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows(lang, w)),
-    ]
+    table = _table(w["table"][lang], rows(lang, w))
+    gguf_table = _table(w["gguf_table"][lang], gguf_rows(lang, w))
     refused = ", ".join(f"`{t}`" for t in model_config.refused_state_families())
     return "\n".join(
         [
@@ -114,6 +134,14 @@ def page_markdown(lang: str, words: dict[str, Any] | None = None) -> str:
             f"## {w['exact_heading'][lang]} {{ #exact }}",
             "",
             *table,
+            "",
+            f"## {w['gguf_heading'][lang]} {{ #gguf }}",
+            "",
+            w["gguf_intro"][lang].format(commit=LLAMA_CPP),
+            "",
+            *gguf_table,
+            "",
+            w["gguf_differs"][lang],
             "",
             f"## {w['refused_heading'][lang]} {{ #refused }}",
             "",

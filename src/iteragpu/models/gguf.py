@@ -187,6 +187,32 @@ _STATES: Final = {
 _QWEN3NEXT_INTERVAL: Final = 4  # load_hparams: "TODO: extract the magic 4"
 
 
+# What each architecture's cache follows, for the supported-families page
+# (iteragpu.docs_tools.families_page): Transformers' layout; llama.cpp's own states; llama.cpp's
+# MLA cache; a chunk, a sliding pattern or KV-holding layers that llama.cpp fixes itself.
+_ALSO_READ_AS: Final = {
+    "llama": ("mixtral",),
+    "olmo2": ("olmo3",),
+    "deepseek2": ("deepseek_v3",),
+}
+_FIXED_BY_LLAMA_CPP: Final = {"deepseek2": "mla", "llama4": "chunked", "gemma3n": "shared_kv"}
+
+
+def architectures() -> list[tuple[str, tuple[str, ...], str]]:
+    """Every GGUF architecture read here: its name, the Transformers families whose layer rules
+    apply, and what its cache follows (`transformers`, `states`, `mla`, `chunked`, `shared_kv`,
+    `sliding_pattern`)."""
+    found = []
+    for arch, row in _ARCHITECTURES.items():
+        rule = _FIXED_BY_LLAMA_CPP.get(arch)
+        if rule is None:
+            fixed = row.sliding is not None or arch in ("olmo2", "exaone4")
+            rule = "sliding_pattern" if fixed else "transformers"
+        found.append((arch, (row.model_type, *_ALSO_READ_AS.get(arch, ())), rule))
+    found += [(arch, (state.model_type,), "states") for arch, state in _STATES.items()]
+    return found
+
+
 def open_gguf(path: Path) -> GGUFReader:
     """The file's reader (tensor data stays on disk, memory-mapped and never touched)."""
     try:
