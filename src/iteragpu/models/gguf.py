@@ -61,7 +61,8 @@ _INTEGER_TYPES: Final = frozenset({"I8", "I16", "I32", "I64"})
 # commit 00342301d01add50835550e8a916f12097d94517 (key names: gguf-py/gguf/constants.py, class
 # Keys). Each row: the Hugging Face model_type whose layer rules apply, the config keys read from
 # "{arch}.<key>" beyond _ATTENTION's, the config keys llama.cpp's own rules fix, and its sliding
-# rule (`_Sliding`). An architecture without a row is refused by name.
+# rule (`_Sliding`). The architectures whose layers keep a state are _STATES' rows; an
+# architecture in neither table is refused by name.
 class _Sliding(NamedTuple):
     """llama.cpp's sliding layers for an architecture: `hparams.set_swa_pattern(period)` (layer
     il slides when il % period < period - 1, llama-hparams.cpp) with the window
@@ -139,8 +140,8 @@ _ARCHITECTURES: Final = {
     ),
     "seed_oss": _Arch("seed_oss"),
     "ernie4_5": _Arch("ernie4_5"),
-    # Gemma-3n: four sliding layers of five, and the last layers share an earlier one's KV
-    # (_gemma3n); Llama 4: chunked attention (_llama4).
+    # Gemma-3n: four sliding layers of five, and the layers after llama.cpp's first 20 share
+    # an earlier one's KV (_attention); Llama 4: chunked attention (_llama4).
     "gemma3n": _Arch("gemma3n_text", sliding=_Sliding(5)),
     "llama4": _Arch(
         "llama4_text",
