@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -33,9 +35,14 @@ ACCELERATE = "accelerate==1.15.0"
 # pytest-xdist over the machine's cores: the browser tests mostly wait on Chromium, and the
 # unit tests' longest (the wheel installed alone) runs beside the others.
 XDIST = ("-n", "2", "--dist", "load")
+XDIST_GROUPS = ("-n", "2", "--dist", "loadgroup")
 # The peer `nox -s bench` times `iteragpu model` against (installed in that session only).
 VRAMCALC = "vramcalc==0.1.2"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
+# The two virtualenvs the default sessions share (see `Shared`): one without torch (the default
+# suite checks that the lab and the CLI work where PyTorch is absent), one with the torch stack.
+BASE_REQUIREMENTS = ("-e", ".[test,docs,browser]", "ruff", "mypy")
+TORCH_REQUIREMENTS = (TORCH, TRANSFORMERS, BITSANDBYTES, PEFT, ACCELERATE, "-e", ".[test]")
 # Where the site will be served; override for a deployment (the 404 page and sitemaps use it).
 SITE_BASE_URL = os.environ.get("ITERAGPU_BASE_URL", f"http://{SERVE_ADDRESS[0]}:{SERVE_ADDRESS[1]}")
 
@@ -72,28 +79,77 @@ def _print_durations() -> None:
     print("\n".join(lines), file=sys.stderr)
 
 
-@nox.session
+class Shared:
+    """A virtualenv that several sessions share, under .nox/_shared/<name>.
+
+    Each default session used to install its own copy of the same packages: the torch stack
+    (torch's CPU build alone unpacks to about 700 MB) three times, the docs and test extras
+    four times, several minutes of a CI run that has 25. A shared environment is created once;
+    a session asks for its requirements, which pip installs only when they (or pyproject.toml)
+    changed since the last install into it. Sessions using one are declared with
+    `venv_backend="none"`, so each still runs alone (`nox -s models`) on a fresh clone."""
+
+    def __init__(self, session: nox.Session, name: str, requirements: tuple[str, ...]) -> None:
+        self.session = session
+        self.venv = ROOT / ".nox" / "_shared" / name
+        self.bin = self.venv / "bin"
+        if not (self.bin / "python").exists():
+            session.run(sys.executable, "-m", "venv", str(self.venv), external=True)
+        wanted = "\n".join([*requirements, (ROOT / "pyproject.toml").read_text("utf-8")])
+        key = hashlib.sha256(wanted.encode("utf-8")).hexdigest()
+        stamps = self.venv / "installed-requirements.txt"
+        if key not in (stamps.read_text("utf-8").split() if stamps.exists() else []):
+            self.run("python", "-m", "pip", "install", "--quiet", *requirements)
+            with stamps.open("a", encoding="utf-8") as out:
+                out.write(key + "\n")
+
+    def run(self, program: str, *args: str, **kwargs: Any) -> Any:
+        """`session.run` of one of the environment's programs, with the environment first on
+        PATH (for the programs the tests start themselves: torchrun, pytest's workers)."""
+        env = {
+            "VIRTUAL_ENV": str(self.venv),
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            **kwargs.pop("env", {}),
+        }
+        path = self.bin / program
+        command = str(path) if path.exists() else program
+        return self.session.run(command, *args, external=True, env=env, **kwargs)
+
+
+def base_env(session: nox.Session) -> Shared:
+    """The shared environment without torch: the package with its test, docs and browser
+    extras, ruff and mypy."""
+    return Shared(session, "base", BASE_REQUIREMENTS)
+
+
+def torch_env(session: nox.Session) -> Shared:
+    """The shared environment with torch's CPU build, Transformers, bitsandbytes, PEFT and
+    Accelerate at the pinned versions, and the package with its test extra."""
+    return Shared(session, "torch", TORCH_REQUIREMENTS)
+
+
+@nox.session(venv_backend="none")
 @timed
 def lint(session: nox.Session) -> None:
     """ruff check, ruff format --check and mypy on src/."""
-    session.install("-e", ".[test,docs]", "ruff", "mypy")
-    session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", ".")
-    session.run("mypy")
+    env = base_env(session)
+    env.run("ruff", "check", ".")
+    env.run("ruff", "format", "--check", ".")
+    env.run("mypy")
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @timed
 def tests(session: nox.Session) -> None:
     """The figure checker, then pytest: unit, CLI, lab, snippet doctests, the wheel installed
     alone in a fresh venv (no torch, no site)."""
     # The docs extra too: the site's build tools have unit tests here, and pytest imports every
     # test module of tests/website before the markers deselect the ones that need a built site.
-    session.install("-e", ".[test,docs]")
-    session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
+    env = base_env(session)
+    env.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     # Transformers' tests run in `models`, with torch and transformers pinned.
     selection = "not torch and not transformers and not training and not site and not browser"
-    session.run("pytest", "-m", selection, *XDIST, *session.posargs)
+    env.run("pytest", "-m", selection, *XDIST, *session.posargs)
 
 
 @nox.session
@@ -104,48 +160,46 @@ def figures(session: nox.Session) -> None:
     session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @timed
 def js(session: nox.Session) -> None:
     """The browser sizer's pure functions in node against the Python core's vectors."""
-    session.install("-e", ".[docs]")  # docs/hooks.py (the page's sizer data) imports mkdocs
+    env = base_env(session)  # docs/hooks.py (the page's sizer data) imports mkdocs
     if shutil.which("node") is None:
         session.error("node is not installed: the sizer's tests run with `node --test`")
     tmp = Path(session.create_tmp())
     vectors, data = tmp / "sizer_vectors.json", tmp / "sizer_data.json"
     with vectors.open("w", encoding="utf-8") as out:
-        session.run("python", "-m", "iteragpu.docs_tools.sizer_vectors", stdout=out, stderr=None)
+        env.run("python", "-m", "iteragpu.docs_tools.sizer_vectors", stdout=out, stderr=None)
     with data.open("w", encoding="utf-8") as out:
-        session.run("python", "docs/hooks.py", "--sizer-data", stdout=out, stderr=None)
-    session.run(
+        env.run("python", "docs/hooks.py", "--sizer-data", stdout=out, stderr=None)
+    env.run(
         "node",
         "--test",
         "tests/js/",
-        external=True,
         env={"ITERAGPU_SIZER_VECTORS": str(vectors), "ITERAGPU_SIZER_DATA": str(data)},
     )
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @timed
 def lab_torch(session: nox.Session) -> None:
     """The lab with PyTorch (CPU build) installed: no GPU, so `measure` must refuse, and both
     notebooks run to the end headless ("Run All"), saying in their language why they cannot
     measure."""
-    session.install(TORCH, "-e", ".[test]")
-    session.run("pytest", "-m", "torch", "tests/lab", *session.posargs)
+    torch_env(session).run("pytest", "-m", "torch", "tests/lab", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @timed
 def models(session: nox.Session) -> None:
     """The model reader against the real thing: small models of each family built with
     Transformers on torch's CPU build, their KV cache and weights compared byte for byte."""
-    session.install(TORCH, TRANSFORMERS, BITSANDBYTES, "-e", ".[test]")
+    env = torch_env(session)
     # Every family twice (meta device, then a tiny model with its cache): spread over two
     # workers, as the unit tests are.
     # Grouped per family (xdist_group): a family's meta build and tiny model are made once.
-    session.run(
+    env.run(
         "pytest",
         "-m",
         "transformers",
@@ -158,13 +212,12 @@ def models(session: nox.Session) -> None:
     )
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @timed
 def training(session: nox.Session) -> None:
     """The training sizes against the real thing: one optimizer step per setup with PyTorch,
     PEFT and bitsandbytes on CPU, FSDP2 over gloo processes, every tensor's bytes compared."""
-    session.install(TORCH, TRANSFORMERS, BITSANDBYTES, PEFT, ACCELERATE, "-e", ".[test]")
-    session.run("pytest", "-m", "training", *XDIST, "tests/training", *session.posargs)
+    torch_env(session).run("pytest", "-m", "training", *XDIST, "tests/training", *session.posargs)
 
 
 @nox.session(default=False)
@@ -184,13 +237,17 @@ def gpu(session: nox.Session) -> None:
     session.run("pytest", "-m", "torch", "tests/lab/test_lab_notebook.py", "-k", "on_a_gpu")
 
 
-def _build_site(session: nox.Session) -> None:
+def _build_site(session: nox.Session, env: Shared | None = None) -> None:
     """Every language of src/iteragpu/i18n/languages.py into site/<code>/, then site/index.html,
-    in one process so that the lab downloads are built once (iteragpu.docs_tools.build_site)."""
-    session.install("-e", ".[docs]")
+    in one process so that the lab downloads are built once (iteragpu.docs_tools.build_site).
+    In `env` when given, else in the session's own virtualenv with the docs extra alone (what
+    `nox -s serve` needs on a fresh machine)."""
+    if env is None:
+        session.install("-e", ".[docs]")
+    run = session.run if env is None else env.run
     if SITE.exists():
         shutil.rmtree(SITE)
-    session.run(
+    run(
         "python",
         "-m",
         "iteragpu.docs_tools.build_site",
@@ -209,13 +266,15 @@ def docs(session: nox.Session) -> None:
     _build_site(session)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 @timed
 def site(session: nox.Session) -> None:
     """Build the site, then test it: pages, links, downloads, and headless Chromium."""
-    _build_site(session)
-    session.install("-e", ".[test,docs,browser]")
-    session.run("pytest", "-m", "site or browser", *XDIST, *session.posargs)
+    env = base_env(session)
+    _build_site(session, env)
+    # loadgroup: the tests that read one crawl of the site (tests/website/crawl.py: every page
+    # of a language loaded once per viewport) run on one worker, so the pages load once.
+    env.run("pytest", "-m", "site or browser", *XDIST_GROUPS, *session.posargs)
 
 
 @nox.session(default=False)

@@ -11,13 +11,11 @@ import pytest
 
 from iteragpu.i18n.languages import CODES
 
-from .conftest import LANGS, SCREENSHOTS, loaded, site_pages
+from . import crawl
+from .conftest import LANGS, site_pages
+from .crawl import PHONE_WIDTHS
 
 pytestmark = pytest.mark.browser
-
-PHONE_WIDTHS = (360, 390, 414)
-SCREENSHOT_WIDTH = 390
-CONSOLE_TABLES = (Path(__file__).parent / "console_tables.js").read_text("utf-8")
 
 
 def _phone(browser: Any, width: int) -> Any:
@@ -36,30 +34,22 @@ def _url(base_url: str, lang: str, page: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", crawl.params(LANGS, "phone"))
 def test_no_page_is_wider_than_a_phone(browser: Any, base_url: str, site: Path, lang: str) -> None:
     """At 360, 390 and 414 px no page scrolls sideways (the closed language menu made every
     page 6 px wider); the screenshots at 390 px go to test-output/screenshots. Each page is
     loaded once, at the narrowest width, then measured at each width as a phone turned or a
-    window resized shows it (Material lays out from CSS and its resize observers)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    window resized shows it (Material lays out from CSS and its resize observers):
+    tests/website/crawl.py."""
     too_wide = []
-    context = _phone(browser, PHONE_WIDTHS[0])
-    page = context.new_page()
-    for name in site_pages(site, lang):
-        loaded(page, _url(base_url, lang, name))
-        for width in PHONE_WIDTHS:
-            page.set_viewport_size({"width": width, "height": 800})
-            scroll, client = page.evaluate(
-                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-            )
-            assert page.evaluate("innerWidth") == width
+    pages = crawl.crawl(browser, base_url, site, lang, "phone").pages
+    for page in pages:
+        assert [width for width, *_ in page.widths] == list(PHONE_WIDTHS), page.name
+        for width, scroll, client, inner in page.widths:
+            assert inner == width
             if scroll > client:
-                too_wide.append(f"{name or 'home'} at {width} px: {scroll} > {client}")
-            if width == SCREENSHOT_WIDTH:
-                slug = re.sub(r"\W+", "-", name.removesuffix(".html")).strip("-") or "home"
-                page.screenshot(path=str(SCREENSHOTS / f"{lang}-{slug}-{width}.png"))
-    context.close()
+                too_wide.append(f"{page.name or 'home'} at {width} px: {scroll} > {client}")
+    assert len(pages) == len(site_pages(site, lang))
     assert too_wide == []
 
 
@@ -111,63 +101,56 @@ def _pages_with_console_tables(site: Path, lang: str) -> list[str]:
     return pages
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_console_tables_line_up(page: Any, base_url: str, site: Path, lang: str) -> None:
+@pytest.mark.parametrize("lang", crawl.params(LANGS, "desktop"))
+def test_console_tables_line_up(browser: Any, base_url: str, site: Path, lang: str) -> None:
     """Measured in the browser: every cell of every CLI table on a page of the language starts
     or ends where its column does, Korean's wide Hangul included (two cells of the code font)."""
     pages = _pages_with_console_tables(site, lang)
     assert "cli/" in pages
+    crawled = crawl.crawl(browser, base_url, site, lang, "desktop")
+    readings = {page.name: page for page in crawled.pages}
     for name in pages:
-        page.goto(_url(base_url, lang, name))
-        page.evaluate("document.fonts.ready")
-        family = page.locator(".md-typeset pre > code").first.evaluate(
-            "c => getComputedStyle(c).fontFamily"
-        )
+        assert readings[name].code_font is not None, name
+        family, checked, loaded = readings[name].code_font
         assert family.startswith('"IteraGPU Code"'), family
-        assert page.evaluate("document.fonts.check('1em \"IteraGPU Code\"')")
-        loaded = page.evaluate(
-            "[...document.fonts].filter(f => f.family.includes('IteraGPU Code')).map(f => f.status)"
-        )
+        assert checked
         assert loaded == ["loaded"], loaded
-        measured = page.evaluate(CONSOLE_TABLES)
+        measured = readings[name].console
+        assert measured is not None
         assert measured["tables"] >= 1, name
         assert measured["problems"] == [], name
 
 
-_SESSIONS: dict[tuple[str, str], dict[str, list[str]]] = {}
+def _console_sessions(browser: Any, base_url: str, site: Path, lang: str) -> dict[str, list[str]]:
+    """Every `$ iteragpu` session of the language's pages measured at a desktop's 1280 px,
+    where the content column is 688 px: the GiB cells of their tables' headers that lie beyond
+    the column's edge, and the sessions wider than their column (read by the two tests below
+    from tests/website/crawl.py)."""
+    assert crawl.VIEWPORTS["desktop"]["viewport"]["width"] == 1280
+    measured: dict[str, list[str]] = {"sessions": [], "offscreen": [], "too_wide": []}
+    for page in crawl.crawl(browser, base_url, site, lang, "desktop").pages:
+        found = page.console
+        assert found is not None, page.name
+        name = page.name
+        measured["sessions"] += [f"{name}: {s['command']}" for s in found["sessions"]]
+        measured["offscreen"] += [f"{name}: {cell}" for cell in found["offscreen"]]
+        measured["too_wide"] += [
+            f"{name}: {s['command']!r} is {s['width']} px in {s['column']} px, "
+            f"widest line {s['widest']!r}"
+            for s in found["sessions"]
+            if s["width"] > s["column"]
+        ]
+    return measured
 
 
-def _console_sessions(page: Any, base_url: str, site: Path, lang: str) -> dict[str, list[str]]:
-    """Every `$ iteragpu` session of the language's pages measured at the `page` fixture's
-    1280 px, where the content column is 688 px: the GiB cells of their tables' headers that lie
-    beyond the column's edge, and the sessions wider than their column (measured once for the
-    two tests below)."""
-    if (base_url, lang) not in _SESSIONS:
-        assert page.viewport_size["width"] == 1280
-        measured: dict[str, list[str]] = {"sessions": [], "offscreen": [], "too_wide": []}
-        for name in site_pages(site, lang):
-            loaded(page, _url(base_url, lang, name))
-            found = page.evaluate(CONSOLE_TABLES)
-            measured["sessions"] += [f"{name}: {s['command']}" for s in found["sessions"]]
-            measured["offscreen"] += [f"{name}: {cell}" for cell in found["offscreen"]]
-            measured["too_wide"] += [
-                f"{name}: {s['command']!r} is {s['width']} px in {s['column']} px, "
-                f"widest line {s['widest']!r}"
-                for s in found["sessions"]
-                if s["width"] > s["column"]
-            ]
-        _SESSIONS[base_url, lang] = measured
-    return _SESSIONS[base_url, lang]
-
-
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", crawl.params(LANGS, "desktop"))
 def test_console_tables_show_their_gib_column(
-    page: Any, base_url: str, site: Path, lang: str
+    browser: Any, base_url: str, site: Path, lang: str
 ) -> None:
     """The GiB column of every CLI table shown on a page is on screen at a desktop width (the
     model table's was beyond the column's edge: iteragpu/cli/table.py folds a table wider than
     the column's 96 display columns)."""
-    measured = _console_sessions(page, base_url, site, lang)
+    measured = _console_sessions(browser, base_url, site, lang)
     assert len(measured["sessions"]) >= 3
     assert measured["offscreen"] == [], "\n".join(measured["offscreen"])
 
@@ -179,11 +162,13 @@ def test_console_tables_show_their_gib_column(
     "wider than the column, and the kv-cache session's command is one line of 114 columns "
     "(tests/test_snippets_console.py reads no continued command)",
 )
-@pytest.mark.parametrize("lang", LANGS)
-def test_console_sessions_fit_their_column(page: Any, base_url: str, site: Path, lang: str) -> None:
+@pytest.mark.parametrize("lang", crawl.params(LANGS, "desktop"))
+def test_console_sessions_fit_their_column(
+    browser: Any, base_url: str, site: Path, lang: str
+) -> None:
     """At a desktop width every `$ iteragpu` session fits its column: no line runs past the
     column's edge (they were up to 1,425 px wide in a 688 px column)."""
-    measured = _console_sessions(page, base_url, site, lang)
+    measured = _console_sessions(browser, base_url, site, lang)
     assert len(measured["sessions"]) >= 3
     assert measured["too_wide"] == [], "\n".join(measured["too_wide"])
 
@@ -229,16 +214,27 @@ def test_switching_language_keeps_the_sizers_query(page: Any, base_url: str, lan
         assert page.locator("#sizer-params").input_value() == "13e9"
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_no_page_requests_a_missing_file(page: Any, base_url: str, site: Path, lang: str) -> None:
+@pytest.mark.parametrize(
+    ("lang", "viewport"),
+    [
+        pytest.param(lang, viewport, marks=crawl.group(lang, viewport), id=f"{lang}-{viewport}")
+        for lang in LANGS
+        for viewport in crawl.VIEWPORTS
+    ],
+)
+def test_no_page_requests_a_missing_file(
+    browser: Any, base_url: str, site: Path, lang: str, viewport: str
+) -> None:
     """Each page used to log two 404s for `<page>/sitemap.xml` (Material fetching a sitemap
-    beside each alternate link)."""
-    missing: list[str] = []
-    page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
-    for name in site_pages(site, lang):
-        if name.endswith(".html"):
-            continue  # the 404 page itself answers 404
-        page.goto(_url(base_url, lang, name))
-        page.wait_for_load_state("networkidle")
+    beside each alternate link). Every response of every page of the crawl, its requests let
+    finish (the 404 page itself answers 404 where a server serves it so: not counted)."""
+    pages = crawl.crawl(browser, base_url, site, lang, viewport).pages
+    missing = [
+        f"{page.name}: {failed}"
+        for page in pages
+        if not page.name.endswith(".html")
+        for failed in page.failed
+    ]
     assert missing == []
-    assert page.evaluate("performance.getEntriesByType('resource').length") > 0
+    assert len(pages) == len(site_pages(site, lang))
+    assert all(page.resources > 0 for page in pages)

@@ -57,23 +57,24 @@ def test_root_page_sends_readers_to_every_language(site: Path) -> None:
 
 
 def test_every_internal_link_anchor_and_download_resolves(site: Path) -> None:
-    parsed = {}
+    # Every page parsed once, for its links and as the target of other pages' fragments.
+    parsed = {page.resolve(): parse(page) for page in sorted(site.rglob("*.html"))}
     broken = []
     checked = 0
-    for page in sorted(site.rglob("*.html")):
-        for link in parse(page).links:
+    for page, html in parsed.items():
+        for link in html.links:
             resolved = resolve(site, page, link)
             if resolved is None:
                 continue
             target, fragment = resolved
             checked += 1
             if not target.exists() or site.resolve() not in target.parents:
-                broken.append(f"{page.relative_to(site)} -> {link}")
+                broken.append(f"{page.relative_to(site.resolve())} -> {link}")
                 continue
             if fragment and target.suffix == ".html":
-                ids = parsed.setdefault(target, parse(target).ids)
-                if fragment not in ids:
-                    broken.append(f"{page.relative_to(site)} -> {link} (no #{fragment})")
+                target_page = parsed.get(target) or parse(target)
+                if fragment not in target_page.ids:
+                    broken.append(f"{page.relative_to(site.resolve())} -> {link} (no #{fragment})")
     assert checked > 200
     assert broken == []
 

@@ -22,24 +22,49 @@ require_extra("yaml")
 QUERIES: Final = Path(__file__).resolve().parents[3] / "tests" / "website" / "search_queries"
 REQUIRED_SHARE: Final = Fraction(9, 10)
 TOP: Final = 3
-# After the last mutation of the results, how long they must stay unchanged to count as final.
-_SETTLE_MS: Final = 300
+# Material's search (mkdocs-material 9.x, integrations/search/worker and components/search/
+# {query,result}) posts one QUERY message (type 2) per distinct value of the box to its worker,
+# and renders the first ten results synchronously when the worker's RESULT message (type 3)
+# arrives. Counting both makes "the results are final" exact, with no quiet period to wait out:
+# every query posted has been answered, and the last one posted is what the box holds. The
+# wrapper is installed before Material creates its worker (an init script), once per document.
+_COUNT_WORKER = """(() => {
+  if (window.__searchCounted) return
+  window.__searchCounted = true
+  window.__searchQueries = 0
+  window.__searchResults = 0
+  window.__searchLast = null
+  const Native = window.Worker
+  window.Worker = class extends Native {
+    constructor(...args) {
+      super(...args)
+      this.addEventListener("message", event => {
+        if (event.data && event.data.type === 3) window.__searchResults += 1
+      })
+    }
+    postMessage(message, ...rest) {
+      if (message && message.type === 2) {
+        window.__searchQueries += 1
+        window.__searchLast = message.data
+      }
+      return super.postMessage(message, ...rest)
+    }
+  }
+})()"""
+# For the search bench's latency: from the query's last character to the last change of the
+# results, watched by a MutationObserver.
 _WATCH = """() => {
   const results = document.querySelector(".md-search-result")
   const box = document.querySelector("input.md-search__input")
-  window.__searchMutated = window.__searchInput = window.__searchKeyUp = performance.now()
+  window.__searchMutated = window.__searchInput = performance.now()
   new MutationObserver(() => { window.__searchMutated = performance.now() })
     .observe(results, { childList: true, subtree: true, characterData: true })
   box.addEventListener("input", () => { window.__searchInput = performance.now() })
-  box.addEventListener("keyup", () => { window.__searchKeyUp = performance.now() })
 }"""
-# Results are final when they changed after the query's last character and nothing happened
-# since for a while. (Material searches on key events; the last one may come after the results
-# when the last character's own key event already searched.)
-_SETTLED = f"""() => window.__searchMutated > window.__searchInput &&
-  performance.now() - Math.max(window.__searchMutated, window.__searchKeyUp) > {_SETTLE_MS}"""
-_QUIET = f"""() => performance.now() -
-  Math.max(window.__searchMutated, window.__searchKeyUp) > {_SETTLE_MS}"""
+# Every query posted answered, the last one the box's value, and at least `after` posted.
+_ANSWERED = """(after) => window.__searchResults === window.__searchQueries &&
+  window.__searchQueries >= after &&
+  window.__searchLast === document.querySelector("input.md-search__input").value"""
 
 
 @dataclass(frozen=True)
@@ -73,6 +98,7 @@ def query_set(code: str) -> list[Query]:
 def open_search(page: Any, base_url: str, code: str) -> float:
     """Open the language's home page and its search box, and wait until the search worker has
     built its index; the milliseconds from navigation to that point."""
+    page.add_init_script(_COUNT_WORKER)
     page.goto(f"{base_url}/{code}/")
     meta = page.locator(".md-search-result__meta")
     initial = meta.inner_text()
@@ -90,13 +116,14 @@ def run_query(page: Any, code: str, query: Query) -> Outcome:
     box = page.locator("input.md-search__input")
     box.fill("")
     box.press("Backspace")  # a keystroke: Material searches on keyboard events
-    page.wait_for_function(_QUIET)
+    page.wait_for_function(_ANSWERED, arg=0)
+    posted: int = page.evaluate("window.__searchQueries")
     # Characters beyond a US keyboard (Hangul) arrive as text input without key events, as from
     # an input method; Material searches on key events, so the query ends with one, as a reader's
     # input method's last key does.
     page.keyboard.type(query.query)
     box.press("End")
-    page.wait_for_function(_SETTLED)
+    page.wait_for_function(_ANSWERED, arg=posted + 1)
     latency_ms: float = page.evaluate("window.__searchMutated - window.__searchInput")
     hrefs = page.eval_on_selector_all(
         ".md-search-result__item > a", "links => links.map(link => link.href)"
