@@ -499,6 +499,9 @@ def _load_spec(case: str) -> WorkedExample:
     tokens = prompt + output
     sized = size_model(PRESETS_DIR / f"{LOAD_SPEC_PRESET}.json", tokens=tokens, sequences=sequences)
     weights = sized.weights.byte_count
+    parameters = sized.weights.parameters
+    if parameters is None:
+        raise ValueError(f"the {LOAD_SPEC_PRESET} preset must state its parameters")
     kv = sized.kv.kv_cache_bytes
     titles = {
         "usual": {"ko": "평소 입력", "id": "masukan biasa"},
@@ -513,7 +516,8 @@ def _load_spec(case: str) -> WorkedExample:
         },
         where="load-specification.md#worked-example",
         figures=(
-            _in("parameters", sized.weights.parameters or 0),
+            _in("parameters", parameters),
+            _in("bytes_per_parameter", Fraction(weights, parameters), "B"),
             _in("input_tokens", prompt),
             _in("output_tokens", output),
             _out("tokens", tokens),
