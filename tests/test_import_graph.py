@@ -24,7 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "gpus": {"core"},
     "i18n": {"core"},
-    "examples": {"core", "gpus", "models"},
+    # examples: the guides' figures, a training run's model states among them (training)
+    "examples": {"core", "gpus", "models", "training"},
     "models": {"core"},  # reading local model files: arithmetic from the core only
     # training: a run's model states from the model's tensors (models) and the core's units
     "training": {"core", "models"},

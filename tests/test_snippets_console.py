@@ -1,14 +1,24 @@
-"""Every `$ iteragpu ...` session shown on a page runs and prints exactly what the page shows."""
+"""Every `$ iteragpu ...` session shown on a page runs and prints exactly what the page shows.
+
+The sessions run in a copy of `snippets/models/` where the quantization guide's checkpoint
+(`llama-3.1-8b-gptq-layout`: its config.json is committed, its weights are not) gets its
+safetensors file: the header `iteragpu.examples` lays out, with sparse zero data of the size the
+header declares (a 5.7 GB file that takes no disk), as `iteragpu model` reads only headers.
+"""
 
 from __future__ import annotations
 
+import json
 import shlex
+import shutil
+import struct
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from iteragpu.cli.app import app
+from iteragpu.examples import GPTQ_EXAMPLE_FOLDER, gptq_example_config, gptq_example_header
 
 SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"
 runner = CliRunner(env={"COLUMNS": "120"})
@@ -29,12 +39,39 @@ def sessions(path: Path) -> list[tuple[str, str]]:
 CONSOLE_FILES = sorted(SNIPPETS.glob("*.console"))
 
 
+def write_sparse_checkpoint(folder: Path) -> None:
+    """The example checkpoint's model.safetensors: its header, then data that is never read."""
+    header, data_bytes = gptq_example_header()
+    raw = json.dumps(header).encode()
+    with (folder / "model.safetensors").open("wb") as stream:
+        stream.write(struct.pack("<Q", len(raw)) + raw)
+        stream.truncate(8 + len(raw) + data_bytes)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where `snippets/models/...` holds every committed model and the checkpoint."""
+    root = tmp_path_factory.mktemp("snippet-models")
+    shutil.copytree(SNIPPETS / "models", root / "snippets" / "models")
+    write_sparse_checkpoint(root / "snippets" / "models" / GPTQ_EXAMPLE_FOLDER)
+    return root
+
+
+def test_the_committed_checkpoint_config_is_the_guides() -> None:
+    committed = json.loads((SNIPPETS / "models" / GPTQ_EXAMPLE_FOLDER / "config.json").read_text())
+    assert committed == gptq_example_config()
+    assert not (SNIPPETS / "models" / GPTQ_EXAMPLE_FOLDER / "model.safetensors").exists()
+
+
 def test_console_snippets_exist() -> None:
     assert len(CONSOLE_FILES) >= 3
 
 
 @pytest.mark.parametrize("path", CONSOLE_FILES, ids=[p.name for p in CONSOLE_FILES])
-def test_console_snippet_reproduces(path: Path) -> None:
+def test_console_snippet_reproduces(
+    path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
     pairs = sessions(path)
     assert pairs
     for command, expected in pairs:

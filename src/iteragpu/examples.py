@@ -21,6 +21,7 @@ from iteragpu.core.weights import BITS_PER_BYTE, estimate_weights
 from iteragpu.gpus import catalog
 from iteragpu.models.config import parse_config
 from iteragpu.models.kv import estimate_kv, layer_layouts
+from iteragpu.models.presets import PRESETS_DIR
 
 UNITS_WITH_BYTES = ("B", "GB", "GiB", "MiB")
 
@@ -471,6 +472,337 @@ def _kv_paged() -> WorkedExample:
     )
 
 
+def _exact_decimals(value: Fraction, most: int = 2) -> int:
+    """The fewest decimals (up to `most`) that state `value` exactly; `most` when none does."""
+    for decimals in range(most + 1):
+        if (value * 10**decimals).denominator == 1:
+            return decimals
+    return most
+
+
+# The load specification guide's worked example: Llama-3.1-8B (the `llama-3.1-8b` preset, the
+# config.json its repository publishes) at 16 bits, in the three cases the guide asks a reader
+# to prepare (a usual input, a long one, one near the functional limit, with its concurrency).
+LOAD_SPEC_PRESET = "llama-3.1-8b"
+LOAD_SPEC_CASES = {
+    # case: (input tokens, output tokens, sequences held at once)
+    "usual": (1536, 512, 1),
+    "long": (7168, 1024, 1),
+    "limit": (7168, 1024, 4),
+}
+
+
+def _load_spec(case: str) -> WorkedExample:
+    from iteragpu.models.model import size_model
+
+    prompt, output, sequences = LOAD_SPEC_CASES[case]
+    tokens = prompt + output
+    sized = size_model(PRESETS_DIR / f"{LOAD_SPEC_PRESET}.json", tokens=tokens, sequences=sequences)
+    weights = sized.weights.byte_count
+    parameters = sized.weights.parameters
+    if parameters is None:
+        raise ValueError(f"the {LOAD_SPEC_PRESET} preset must state its parameters")
+    kv = sized.kv.kv_cache_bytes
+    titles = {
+        "usual": {"ko": "평소 입력", "id": "masukan biasa"},
+        "long": {"ko": "긴 입력", "id": "masukan panjang"},
+        "limit": {"ko": "한계 입력과 동시성", "id": "masukan batas dan konkurensi"},
+    }[case]
+    return WorkedExample(
+        id=f"load-spec-llama-3-1-8b-{case}",
+        title={
+            "ko": f"부하 명세서: Llama-3.1-8B, {titles['ko']}",
+            "id": f"Spesifikasi beban: Llama-3.1-8B, {titles['id']}",
+        },
+        where="load-specification.md#worked-example",
+        figures=(
+            _in("parameters", parameters),
+            _in("bytes_per_parameter", Fraction(weights, parameters), "B"),
+            _in("input_tokens", prompt),
+            _in("output_tokens", output),
+            _out("tokens", tokens),
+            _in("sequences", sequences),
+            _out("weights_bytes", weights, "B"),
+            _out("weights_gib", gib(weights), "GiB", 2),
+            _out("kv_cache_bytes", kv, "B"),
+            _out("kv_cache_gib", gib(kv), "GiB", _exact_decimals(gib(kv))),
+            _out("model_total_bytes", weights + kv, "B"),
+            _out("model_total_gib", gib(weights + kv), "GiB", 2),
+        ),
+    )
+
+
+# The quantization guide's checkpoint: Llama-3.1-8B's shapes as AutoGPTQ writes them at 4 bits,
+# group size 128 (`QuantLinear`'s buffers, auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py:
+# qweight I32 [in // 32 * bits, out], qzeros I32 [ceil(in / group), out // 32 * bits], scales F16
+# [ceil(in / group), out], g_idx I32 [in]; auto_gptq/modeling/llama.py quantizes the seven
+# Linear modules of each layer and leaves the embeddings, the norms and lm_head in float16).
+GPTQ_EXAMPLE = {"bits": 4, "group_size": 128}
+GPTQ_EXAMPLE_FOLDER = "llama-3.1-8b-gptq-layout"
+_DTYPE_BYTES = {"F16": 2, "I32": 4}
+
+
+def gptq_example_config() -> dict[str, Any]:
+    """The example checkpoint's config.json: the preset's, in float16, with GPTQ's settings."""
+    import json
+
+    config: dict[str, Any] = json.loads((PRESETS_DIR / f"{LOAD_SPEC_PRESET}.json").read_text())
+    config["torch_dtype"] = "float16"
+    config["quantization_config"] = {
+        "quant_method": "gptq",
+        "bits": GPTQ_EXAMPLE["bits"],
+        "group_size": GPTQ_EXAMPLE["group_size"],
+        "desc_act": False,
+        "sym": True,
+    }
+    return config
+
+
+def gptq_example_tensors() -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Every tensor of the example checkpoint: name -> (safetensors dtype, shape)."""
+    import math
+
+    config = gptq_example_config()
+    hidden, inner = config["hidden_size"], config["intermediate_size"]
+    kv = config["num_key_value_heads"] * hidden // config["num_attention_heads"]
+    bits, group = GPTQ_EXAMPLE["bits"], GPTQ_EXAMPLE["group_size"]
+    linears = (
+        ("self_attn.q_proj", hidden, hidden),
+        ("self_attn.k_proj", hidden, kv),
+        ("self_attn.v_proj", hidden, kv),
+        ("self_attn.o_proj", hidden, hidden),
+        ("mlp.gate_proj", hidden, inner),
+        ("mlp.up_proj", hidden, inner),
+        ("mlp.down_proj", inner, hidden),
+    )
+    tensors: dict[str, tuple[str, tuple[int, ...]]] = {
+        "model.embed_tokens.weight": ("F16", (config["vocab_size"], hidden)),
+        "model.norm.weight": ("F16", (hidden,)),
+        "lm_head.weight": ("F16", (config["vocab_size"], hidden)),
+    }
+    for layer in range(config["num_hidden_layers"]):
+        prefix = f"model.layers.{layer}."
+        for norm in ("input_layernorm", "post_attention_layernorm"):
+            tensors[f"{prefix}{norm}.weight"] = ("F16", (hidden,))
+        for module, inputs, outputs in linears:
+            groups = math.ceil(inputs / group)
+            tensors[f"{prefix}{module}.qweight"] = ("I32", (inputs // 32 * bits, outputs))
+            tensors[f"{prefix}{module}.qzeros"] = ("I32", (groups, outputs // 32 * bits))
+            tensors[f"{prefix}{module}.scales"] = ("F16", (groups, outputs))
+            tensors[f"{prefix}{module}.g_idx"] = ("I32", (inputs,))
+    return tensors
+
+
+def gptq_example_header() -> tuple[dict[str, Any], int]:
+    """The example checkpoint's safetensors header (tensors back to back) and its data bytes:
+    the replayed snippet writes it with that many bytes of (sparse) data."""
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, (dtype, shape) in gptq_example_tensors().items():
+        size = _DTYPE_BYTES[dtype]
+        for dimension in shape:
+            size *= dimension
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
+        offset += size
+    return header, offset
+
+
+def _quantized_gptq() -> WorkedExample:
+    """The example checkpoint read as `iteragpu model` reads it: roles from the layout."""
+    from iteragpu.models.quantized import (
+        GROUP_INDEX,
+        QUANTIZED_WEIGHTS,
+        SCALES,
+        UNQUANTIZED,
+        ZEROS,
+        read_layout,
+    )
+    from iteragpu.models.safetensors import TensorHeader
+
+    config = gptq_example_config()
+    header, _ = gptq_example_header()
+    tensors = {
+        name: TensorHeader(
+            name,
+            entry["dtype"],
+            tuple(entry["shape"]),
+            entry["data_offsets"][1] - entry["data_offsets"][0],
+        )
+        for name, entry in header.items()
+        if name != "__metadata__"
+    }
+    layout = read_layout(config["quantization_config"], tensors)
+    by_role: dict[str, int] = {}
+    values: dict[str, int] = {}
+    for group in layout.roles:
+        by_role[group.role] = by_role.get(group.role, 0) + group.bytes
+        values[group.role] = values.get(group.role, 0) + (group.parameters or 0)
+    if layout.parameters is None:
+        raise ValueError("the example checkpoint must read whole: " + str(layout.reason))
+    total = sum(by_role.values())
+    bits = GPTQ_EXAMPLE["bits"]
+    uniform = Fraction(layout.parameters * bits, BITS_PER_BYTE)
+    return WorkedExample(
+        id="quantized-gptq-llama-3-1-8b",
+        title={
+            "ko": "GPTQ 4비트 체크포인트: Llama-3.1-8B의 텐서 배치",
+            "id": "Checkpoint GPTQ 4 bit: tata letak tensor Llama-3.1-8B",
+        },
+        where="quantization-quality.md#memory-side",
+        figures=(
+            _in("parameters", layout.parameters),
+            _in("bits", bits),
+            _in("group_size", GPTQ_EXAMPLE["group_size"]),
+            _out("uniform_weights_bytes", uniform, "B"),
+            _out("uniform_weights_gib", gib(uniform), "GiB", 2),
+            _out("quantized_parameters", values[QUANTIZED_WEIGHTS]),
+            _out("quantized_weights_bytes", by_role[QUANTIZED_WEIGHTS], "B"),
+            _out("scales_bytes", by_role[SCALES], "B"),
+            _out("zeros_bytes", by_role[ZEROS], "B"),
+            _out("group_index_bytes", by_role[GROUP_INDEX], "B"),
+            _out("unquantized_bytes", by_role[UNQUANTIZED], "B"),
+            _out("unquantized_gib", gib(by_role[UNQUANTIZED]), "GiB", 2),
+            _out("weights_bytes", total, "B"),
+            _out("weights_gb", Fraction(total, 10**9), "GB", 2),
+            _out("weights_gib", gib(total), "GiB", 2),
+        ),
+    )
+
+
+# The fine-tuning guide's runs of `iteragpu train` on the same preset (LoRA and DoRA at r 16,
+# PEFT's default targets for Llama; AdamW; bf16 unless stated).
+TRAIN_RUNS: dict[str, dict[str, Any]] = {
+    "full": {"method": "full"},
+    "full-bf16-master": {"method": "full", "precision": "bf16-master"},
+    "lora": {"method": "lora", "lora_r": 16},
+    "dora": {"method": "dora", "lora_r": 16},
+    "qlora": {"method": "qlora", "lora_r": 16},
+    "qlora-double-quant": {"method": "qlora", "lora_r": 16, "double_quant": True},
+}
+
+
+TRAIN_RUN_TITLES = {
+    "full": {"ko": "전체 학습, bf16", "id": "pelatihan penuh, bf16"},
+    "full-bf16-master": {
+        "ko": "전체 학습, bf16과 float32 마스터",
+        "id": "pelatihan penuh, bf16 dengan master float32",
+    },
+    "lora": {"ko": "LoRA r16", "id": "LoRA r16"},
+    "dora": {"ko": "DoRA r16", "id": "DoRA r16"},
+    "qlora": {"ko": "QLoRA r16", "id": "QLoRA r16"},
+    "qlora-double-quant": {"ko": "QLoRA r16, 이중 양자화", "id": "QLoRA r16, kuantisasi ganda"},
+}
+
+
+def _train(run: str) -> WorkedExample:
+    from iteragpu.training.plan import plan_training, tensor_bytes
+    from iteragpu.training.records import TrainRequest
+
+    settings = TRAIN_RUNS[run]
+    plan = plan_training(PRESETS_DIR / f"{LOAD_SPEC_PRESET}.json", TrainRequest(**settings))
+    states = plan.rank_gpu_bytes(plan.first_to_fill)
+    figures = [
+        _in("parameters", sum(t.elements for t in plan.tensors if t.role in ("base", "quantized"))),
+        _out("trainable_parameters", sum(t.elements for t in plan.trainable)),
+    ]
+    if "lora_r" in settings:
+        figures.append(_in("lora_r", settings["lora_r"]))
+    if settings["method"] == "qlora":
+        quant_state = sum(tensor_bytes(t) for t in plan.tensors if t.role == "quant_state")
+        figures.append(_out("quant_state_bytes", quant_state, "B"))
+    figures += [
+        _out("model_states_bytes", states, "B"),
+        _out("model_states_gib", gib(states), "GiB", 2),
+    ]
+    label = TRAIN_RUN_TITLES[run]
+    return WorkedExample(
+        id=f"train-llama-3-1-8b-{run}",
+        title={
+            "ko": f"학습 모델 상태: Llama-3.1-8B, {label['ko']}",
+            "id": f"Status model pelatihan: Llama-3.1-8B, {label['id']}",
+        },
+        where="fine-tuning.md#model-states",
+        figures=tuple(figures),
+    )
+
+
+# The experiment cost guide's series: four configurations, each with one warm-up run, three
+# repeats and room for two failed attempts, at an assumed time per run, priced with the short
+# list's packages (one card, three days).
+COST_SERIES = {"configurations": 4, "warmup_runs": 1, "repeats": 3, "failed_runs": 2}
+HOURS_PER_DAY = 24
+
+
+def _cost_series(hours_per_run: int) -> WorkedExample:
+    cards = [catalog.card(card_id) for card_id in SHORTLIST_CARD_IDS]
+    packages = [card.packages[0] for card in cards]
+    (days,) = {p.days for p in packages}
+    (card_count,) = {p.cards for p in packages}
+    series = COST_SERIES
+    per_configuration = series["warmup_runs"] + series["repeats"] + series["failed_runs"]
+    runs = series["configurations"] * per_configuration
+    hours = runs * hours_per_run
+    package_hours = days * HOURS_PER_DAY
+    needed = -(-hours // package_hours)  # whole packages: a package started is paid in full
+    figures = [
+        _in("configurations", series["configurations"]),
+        _in("warmup_runs", series["warmup_runs"]),
+        _in("repeats", series["repeats"]),
+        _in("failed_runs", series["failed_runs"]),
+        _out("runs", runs),
+        _in("hours_per_run", hours_per_run),
+        _out("series_hours", hours),
+        _in("cards", card_count),
+        _in("days", days),
+        _out("package_hours", package_hours),
+        _out("packages", needed),
+    ]
+    for card, package in zip(cards, packages, strict=True):
+        prefix = card.id.replace("-", "_")
+        price = Fraction(package.price)
+        figures += [
+            _in(f"{prefix}_price_usd", price, "USD", 2),
+            _out(f"{prefix}_series_cost_usd", needed * price, "USD", 2),
+        ]
+    return WorkedExample(
+        id=f"cost-series-{hours_per_run}h",
+        title={
+            "ko": f"실험 시리즈의 비용, 실행당 {hours_per_run}시간",
+            "id": f"Biaya rangkaian eksperimen, {hours_per_run} jam per eksekusi",
+        },
+        where="experiment-cost.md#worked-example",
+        figures=tuple(figures),
+    )
+
+
+# The batch guide's settings: micro-batch, accumulation steps, GPUs, and the sequence length.
+EFFECTIVE_BATCH = {"micro_batch": 4, "grad_accum": 8, "gpus": 2, "sequence_length": 2048}
+
+
+def _effective_batch() -> WorkedExample:
+    setting = EFFECTIVE_BATCH
+    effective = setting["micro_batch"] * setting["grad_accum"] * setting["gpus"]
+    return WorkedExample(
+        id="effective-batch",
+        title={"ko": "유효 배치", "id": "Batch efektif"},
+        where="batch-accumulation.md#three-numbers",
+        figures=(
+            _in("micro_batch", setting["micro_batch"]),
+            _in("grad_accum", setting["grad_accum"]),
+            _in("gpus", setting["gpus"]),
+            _out("effective_batch", effective),
+            _in("sequence_length", setting["sequence_length"]),
+            _out("tokens_per_update", effective * setting["sequence_length"]),
+            _in("halved_micro_batch", setting["micro_batch"] // 2),
+            _out("doubled_grad_accum", setting["grad_accum"] * 2),
+        ),
+    )
+
+
 _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _units_definitions,
     lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
@@ -488,6 +820,14 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _gemma_2_9b,
     _kv_quantized,
     _kv_paged,
+    lambda: _load_spec("usual"),
+    lambda: _load_spec("long"),
+    lambda: _load_spec("limit"),
+    _quantized_gptq,
+    *(lambda run=run: _train(run) for run in TRAIN_RUNS),
+    lambda: _cost_series(2),
+    lambda: _cost_series(4),
+    _effective_batch,
 )
 
 

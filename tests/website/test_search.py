@@ -252,11 +252,15 @@ def test_a_count_is_found_however_it_is_written(site: Path, lang: str) -> None:
     found = {doc["location"] for group in results[spelled] for doc in group}
     assert found & suffixed, sorted(suffixed)
     text = " ".join(_plain(doc["text"]) for doc in docs)
-    named = sorted({count.upper() for count in re.findall(r"\b[a-z][\w.]*-(\d+b)\b", text)})
+    # A model's name as the pages write it: letters first, then hyphenated parts, the count last
+    # (`qwen2.5-7b`, `llama-3.1-70b`, `gemma-2-9b`).
+    named = sorted(
+        {count.upper() for count in re.findall(r"\b[a-z][\w.]*(?:-[\w.]+)*?-(\d+b)\b", text)}
+    )
     assert named
     results = _search(site, lang, *named)
     for count in named:
-        inside = re.compile(rf"[a-z][\w.]*-{re.escape(count.lower())}\b")
+        inside = re.compile(rf"[a-z][\w.]*(?:-[\w.]+)*?-{re.escape(count.lower())}\b")
         pages = {d["location"].split("#")[0] for d in docs if inside.search(_plain(d["text"]))}
         assert pages & set(_pages(results[count])[: search_check.TOP]), (count, sorted(pages))
 

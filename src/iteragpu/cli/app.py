@@ -1052,11 +1052,11 @@ def _examples_group() -> typer.Typer:
             fail(translate(N_("give one example ID or --all"), lang), lang)
         examples = registry()
         if example_id is not None and example_id not in examples:
-            message = N_("unknown example {example}; known: {known}")
-            # One example per catalogue card (`examples list` names them): card-<id> keeps the
-            # line short however many cards the catalogue holds.
-            known = [key for key in examples if not key.startswith("card-")] + ["card-<id>"]
-            fail(translate(message, lang, example=repr(example_id), known=", ".join(known)), lang)
+            # The registry grows with every guide (and one example per catalogue card): the
+            # refusal points to `examples list`, which names them all, and stays one short line.
+            message = N_("unknown example {example}; {where} lists them all")
+            where = "iteragpu examples list"
+            fail(translate(message, lang, example=repr(example_id), where=where), lang)
         chosen = list(examples.values()) if run_all else [examples[example_id or ""]]
         if as_json:
             from iteragpu.cli.payloads import example_json

@@ -127,10 +127,15 @@ _SHARED_FIGURE_LABELS = {
     **dict.fromkeys(
         ("decoding_kv_cache_bytes", "decoding_kv_cache_gib"), "figure_decoding_kv_cache"
     ),
+    **dict.fromkeys(("model_total_bytes", "model_total_gib"), "figure_model_total"),
+    **dict.fromkeys(("uniform_weights_bytes", "uniform_weights_gib"), "figure_uniform_weights"),
+    **dict.fromkeys(("unquantized_bytes", "unquantized_gib"), "figure_unquantized"),
+    **dict.fromkeys(("model_states_bytes", "model_states_gib"), "figure_model_states"),
 }
 _INSTANT_FIGURE = re.compile(r"instant_([a-z])_(allocated|reserved|difference)_gib")
 _NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
 _CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
+_CARD_COST = re.compile(r"(\w+?)_series_cost_usd")
 
 
 def figure_label(f: Figure, lang: str) -> str:
@@ -153,6 +158,10 @@ def figure_label(f: Figure, lang: str) -> str:
     if key.startswith("declared_"):
         label = "figure_declared_reported" if f.role == "input" else "figure_declared"
         return message(label, lang)
+    if match := _CARD_COST.fullmatch(key):
+        from iteragpu.gpus.catalog import card
+
+        return message("figure_card_series_cost", lang, card=card(match[1].replace("_", "-")).name)
     if match := _CARD_FIGURE.fullmatch(key):
         from iteragpu.gpus.catalog import card
 
