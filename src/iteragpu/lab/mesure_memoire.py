@@ -2048,7 +2048,7 @@ def parameter_groups(model: Any) -> list[dict[str, Any]] | None:
         return None
     groups: dict[tuple[Any, ...], int] = {}
     try:
-        parameters = list(model.parameters())
+        parameters = list({id(p): p for p in model.parameters()}.values())  # tied: once
     except Exception:
         return None
     for parameter in parameters:
