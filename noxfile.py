@@ -132,7 +132,8 @@ def lab_torch(session: nox.Session) -> None:
     """The lab with PyTorch (CPU build) installed: no GPU, so `measure` must refuse, and both
     notebooks run to the end headless ("Run All"), saying in their language why they cannot
     measure."""
-    session.install(TORCH, "-e", ".[test]")
+    # Transformers and Accelerate: the lab page's TrainerCallback example is replayed on the CPU.
+    session.install(TORCH, TRANSFORMERS, ACCELERATE, "-e", ".[test]")
     session.run("pytest", "-m", "torch", "tests/lab", *session.posargs)
 
 

@@ -662,7 +662,7 @@ class NamespaceCounters:
             visited.add(id(value))
             if isinstance(value, torch.Tensor):
                 found.append(value)
-                if value.grad is not None:
+                if value.is_leaf and value.grad is not None:
                     found.append(value.grad)
             elif isinstance(value, torch.nn.Module):
                 stack += [*value.parameters(), *value.buffers()]

@@ -6,6 +6,9 @@ runs it on real PyTorch tensors."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,8 @@ from lab_support import (
 from iteragpu.i18n.languages import CODES, SOURCE
 from iteragpu.lab import mesure_memoire as mm
 
+ROOT = Path(__file__).resolve().parents[2]
+SNIPPETS = ROOT / "snippets"
 BEFORE = ["synchronize", "memory_allocated", "memory_reserved", "reset_peak_memory_stats"]
 AFTER = [
     "synchronize",
@@ -308,3 +313,34 @@ def test_without_torch_or_a_gpu_the_recorder_refuses_in_one_line(
     with pytest.raises(SystemExit):
         mm.Recorder("cpu", output_dir=str(tmp_path / "mesures"))  # CPU is never a GPU reading
     assert not (tmp_path / "mesures").exists()
+
+
+def test_the_script_is_importable_beside_the_readers_code(tmp_path: Path) -> None:
+    """`from mesure_memoire import Recorder`, as the examples do, with the standard library only
+    at import time (no PyTorch, no argparse until a parser is needed)."""
+    shutil.copy(mm.__file__, tmp_path / "mesure_memoire.py")
+    code = (
+        "import sys; sys.path.insert(0, '.'); from mesure_memoire import Recorder; "
+        "print(Recorder.__name__, sorted(m for m in sys.modules if m in ('torch', 'argparse')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Recorder []"
+
+
+@pytest.mark.parametrize("lang", CODES)
+@pytest.mark.parametrize("example", ["pytorch", "trainer"])
+def test_the_readme_shows_the_examples_the_tests_replay(lang: str, example: str) -> None:
+    """Each README holds its language's examples exactly as snippets/ keeps them (the lab page
+    includes those files; tests/lab/test_lab_recorder_torch.py runs them)."""
+    readme = (Path(mm.__file__).parent / f"README.{lang}.md").read_text("utf-8")
+    code = (SNIPPETS / f"lab_recorder_{example}.{lang}.py").read_text("utf-8")
+    assert f"```python\n{code}```" in readme
+    page = (ROOT / "docs" / lang / "docs" / "lab.md").read_text("utf-8")
+    assert f'--8<-- "lab_recorder_{example}.{lang}.py"' in page
