@@ -94,6 +94,61 @@ def synthetic_result(folder: Path, kind: str, lang: str = "ko") -> Path:
     return out
 
 
+# The training example: the lab's step, small enough that its parts show beside the workspace.
+TRAIN_ARGS = (
+    *("--task", "train", "--device", "cuda:0", "--batch", "8", "--context", "128"),
+    *("--width", "512", "--optimizer", "adamw", "--precision", "fp32", "--steps", "3"),
+)
+
+
+def train_result(folder: Path, lang: str = "ko", name: str = "synthetic train") -> Path:
+    """The lab's training step (`measure --task train`) on the simulated allocator."""
+    out = folder / f"synthetic-train.{lang}.json"
+    mm.main(
+        ["measure", *TRAIN_ARGS, "--output", str(out), "--lang", lang],
+        backend_factory=_with_device(SimulatedBackend, name),
+        clock=make_clock(),
+    )
+    assert out.is_file(), "the lab wrote no training result"
+    return out
+
+
+def rank_results(folder: Path, lang: str = "ko", name: str = "synthetic ranks") -> list[Path]:
+    """Two processes of one run, each recorded by a Recorder on its own simulated allocator
+    and written to its own file: rank 1 holds a larger batch, so its peak is the higher."""
+    from lab_support import SimulatedCachingAllocator, SimulatedModel, SimulatedTrainWorkload
+
+    paths = []
+    for rank, batch in ((0, 4), (1, 8)):
+        allocator = SimulatedCachingAllocator()
+        workload = SimulatedTrainWorkload(allocator, batch, 128, 512, "fp32", "adamw")
+        model = SimulatedModel(workload)  # the stand-in model is its own optimizer too
+        recorder = mm.Recorder(
+            "cuda:0",
+            model,
+            model,
+            counters=allocator,
+            output_dir=str(folder / "ranks"),
+            rank=rank,
+            world_size=2,
+            lang=lang,
+        )
+        recorder._clock = make_clock()
+        recorder.environment["devices"] = [_device(name)]
+        recorder.environment["requested_device_usable"] = True
+        with recorder:
+            with recorder.phase("model_load"):
+                workload.load_model()
+            with recorder.phase("inputs"):
+                workload.make_inputs()
+            for step in (1, 2):
+                for phase in ("forward", "loss", "backward", "optimizer_step", "zero_grad"):
+                    with recorder.phase(phase, step=step):
+                        getattr(workload, phase)()
+        paths.append(folder / "ranks" / f"mesures-rank{rank}.json")
+    return paths
+
+
 def example_result(folder: Path, lang: str) -> dict[str, Any]:
     """The page's example for `lang`: the simulated run, with what depends on the machine that
     wrote it (its paths, environment variables, clock) set to what a bare machine records."""

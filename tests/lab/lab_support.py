@@ -711,3 +711,80 @@ class NamespaceCounters:
     def reset_peak_memory_stats(self) -> None:
         self.peak = 0
         self._level()
+
+
+class _StandInStorage:
+    def __init__(self, address: int, nbytes: int) -> None:
+        self.address, self.size = address, nbytes
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def nbytes(self) -> int:
+        return self.size
+
+
+class StandInTensor:
+    """TEST-ONLY: what the lab reads of a tensor (its storage's address and size, its device,
+    shape, dtype and `.grad`), without PyTorch."""
+
+    def __init__(
+        self, address: int, numel: int, element: int, dtype: str, device: str = "cuda:0"
+    ) -> None:
+        self.storage = _StandInStorage(address, numel * element)
+        self.device = device
+        self.shape = (numel,)
+        self.dtype = f"torch.{dtype}"
+        self.requires_grad = True
+        self.grad: StandInTensor | None = None
+
+    def untyped_storage(self) -> _StandInStorage:
+        return self.storage
+
+
+class SimulatedModel:
+    """TEST-ONLY: a SimulatedTrainWorkload's parameters and gradients as a model's, and its
+    optimizer's state as an optimizer's (`param_groups`, `state`), for the Recorder's walk."""
+
+    def __init__(self, workload: SimulatedTrainWorkload) -> None:
+        self.workload = workload
+        self.param_groups = [{"params": []}]
+
+    def _tensors(self) -> list[StandInTensor]:
+        w = self.workload
+        dtype = {4: "float32", 2: "bfloat16"}[w.element]
+        numels = w.numels()
+        tensors = []
+        for i, block in enumerate(w.parameters):
+            tensor = StandInTensor(
+                1 + block.segment * 2**40 + block.offset, numels[i], w.element, dtype
+            )
+            if w.grads:
+                grad = w.grads[i]
+                tensor.grad = StandInTensor(
+                    1 + grad.segment * 2**40 + grad.offset, numels[i], w.element, dtype
+                )
+            tensors.append(tensor)
+        return tensors
+
+    def parameters(self) -> list[StandInTensor]:
+        return self._tensors()
+
+    @property
+    def state(self) -> dict[int, dict[str, StandInTensor]]:
+        w = self.workload
+        dtype = {4: "float32", 2: "bfloat16"}[w.element]
+        numels = w.numels()
+        state: dict[int, dict[str, StandInTensor]] = {}
+        for i in range(len(w.states) // 2):
+            moments = w.states[2 * i : 2 * i + 2]
+            state[i] = {
+                "step": StandInTensor(2**50 + i, 1, 4, "float32", "cpu"),
+                **{
+                    name: StandInTensor(
+                        1 + b.segment * 2**40 + b.offset, numels[i], w.element, dtype
+                    )
+                    for name, b in zip(("exp_avg", "exp_avg_sq"), moments, strict=True)
+                },
+            }
+        return state

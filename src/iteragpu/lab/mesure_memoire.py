@@ -1836,7 +1836,9 @@ def phase_plan(workload: Any, warmup: int, repeats: int, steps: int | None) -> l
     ]
     if steps is not None:
         for step in range(1, steps + 1):
-            plan += [(n, getattr(workload, n), None, int(n == "forward"), step) for n in STEP_PHASES]
+            plan += [
+                (n, getattr(workload, n), None, int(n == "forward"), step) for n in STEP_PHASES
+            ]
         return plan
 
     def warm_up() -> None:
@@ -4011,14 +4013,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cannot_write_kept": "{path} 파일을 쓸 수 없습니다: {error}. 완전한 결과는 {temporary}에 "
         "남겨 두었습니다",
         # training step, parts, Recorder
-        "needs_task_train": "{option}은(는) --task train에서만 씁니다",
-        "forward_option_with_train": "{option}은(는) --task forward에서만 씁니다. 학습 스텝의 수는 "
-        "--steps로 정합니다",
-        "train_dtype": "--task train: --precision {precision}의 파라미터는 {trained}이므로 "
-        "--dtype {dtype}로는 {optimizer}를 실행하지 않습니다. --dtype을 빼거나 {trained}로 쓰세요",
-        "output_folder_is_file": "{path} 파일을 만들 수 없습니다: {folder}는 폴더가 아니라 "
-        "파일입니다",
-        "output_dir_is_file": "결과 폴더 {folder}는 폴더가 아니라 파일입니다. 아무것도 쓰지 "
+        "needs_task_train": "--task train에서만 쓰는 옵션입니다: {option}",
+        "forward_option_with_train": "--task forward에서만 쓰는 옵션입니다: {option}. 학습 스텝의 "
+        "수는 --steps로 정합니다",
+        "train_dtype": "--task train: --precision {precision}에서 파라미터의 형식은 "
+        "{trained}입니다. --dtype {dtype}에서는 {optimizer} 학습을 실행하지 않습니다. --dtype을 "
+        "빼거나 --dtype {trained}처럼 쓰세요",
+        "output_folder_is_file": "{path} 파일을 만들 수 없습니다: 폴더가 아니라 파일입니다: "
+        "{folder}",
+        "output_dir_is_file": "결과 폴더가 폴더가 아니라 파일입니다: {folder}. 아무것도 쓰지 "
         "않았습니다",
         "measuring_train": "{device} 학습 스텝 측정: 배치 {batch}, 컨텍스트 {context}, 너비 "
         "{width}, {dtype}, 정밀도 {precision}, 옵티마이저 {optimizer}, 스텝 {steps}",
@@ -4029,7 +4032,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "label_inputs_target": "입력과 목표값",
         "predict_train_inputs": "+{added}(모델 상태가 아님)",
         "predict_train_level": "모델 상태 {total} = 파라미터 {parameters} + 그래디언트 "
-        "{gradients} + 옵티마이저 상태 {optimizer} (호스트의 옵티마이저 상태 {host}는 따로)",
+        "{gradients} + 옵티마이저 상태 {optimizer} (따로: 호스트의 옵티마이저 상태 {host})",
         "step_phase_first": "{phase} (첫 스텝)",
         "step_phase_warm": "{phase} (그 뒤의 스텝)",
         "not_predicted_activations": "활성화와 임시 텐서: forward와 loss가 backward를 위해 "
@@ -4037,16 +4040,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "보고합니다.",
         "torch_missing_for_recorder": "PyTorch가 설치되어 있지 않습니다({error}). Recorder에는 "
         "PyTorch와 CUDA 또는 HIP/ROCm GPU가 필요합니다. 아무것도 쓰지 않았습니다",
-        "rank_out_of_range": "rank {rank}는 world size {world} 안에 있어야 합니다(0 이상, world "
-        "size 미만의 정수). 아무것도 쓰지 않았습니다",
+        "rank_out_of_range": "프로세스 번호(rank)는 0 이상이고 프로세스 수(world size) {world}보다 "
+        "작은 정수여야 합니다: {rank}. 아무것도 쓰지 않았습니다",
         "phase_inside_phase": "{open} 단계가 아직 열려 있는 동안 {phase} 단계를 열 수 없습니다. "
         "단계는 겹치지 않습니다. 아무것도 쓰지 않았습니다",
         "phase_name_invalid": "단계 이름은 ASCII 영문자, 숫자, '_.:-'로 된 64자 이하의 낱말이어야 "
         "합니다: {phase}. 아무것도 쓰지 않았습니다",
-        "phase_step_invalid": "step은 1 이상의 정수이거나 None이어야 합니다: {step}. 아무것도 "
-        "쓰지 않았습니다",
-        "phase_opened_twice": "{phase} 단계(step {step})를 두 번 열었습니다. 스텝마다 단계는 "
-        "한 번만 기록합니다. 아무것도 쓰지 않았습니다",
+        "phase_step_invalid": "step은 1 이상의 정수여야 합니다(스텝에 속하지 않는 단계에는 주지 "
+        "않습니다): {step}. 아무것도 쓰지 않았습니다",
+        "phase_opened_twice": "같은 단계를 두 번 열었습니다: {phase}, step {step}. 스텝마다 "
+        "단계는 한 번만 기록합니다. 아무것도 쓰지 않았습니다",
         "no_phase_open": "열린 단계가 없는데 end()를 불렀습니다. 아무것도 쓰지 않았습니다",
         "between_phases": "(단계 사이)",
         # the result file's descriptions
@@ -4338,14 +4341,14 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "melaporkannya sebagai sisa allocated setelah status model dikurangkan.",
         "torch_missing_for_recorder": "PyTorch tidak terpasang ({error}); Recorder memerlukan "
         "PyTorch dengan GPU CUDA atau HIP/ROCm. Tidak ada yang ditulis",
-        "rank_out_of_range": "rank {rank} harus berada dalam world size {world} (bilangan bulat, "
-        "paling kecil 0 dan kurang dari world size). Tidak ada yang ditulis",
+        "rank_out_of_range": "nomor proses (rank) harus bilangan bulat, paling kecil 0 dan kurang "
+        "dari jumlah proses (world size) {world}: {rank}. Tidak ada yang ditulis",
         "phase_inside_phase": "fase {phase} tidak dapat dibuka selama fase {open} masih terbuka; "
         "fase tidak boleh tumpang tindih. Tidak ada yang ditulis",
         "phase_name_invalid": "nama fase harus satu kata dari huruf ASCII, digit, dan '_.:-', "
         "paling panjang 64 karakter: {phase}. Tidak ada yang ditulis",
-        "phase_step_invalid": "step harus bilangan bulat paling kecil 1, atau None: {step}. Tidak "
-        "ada yang ditulis",
+        "phase_step_invalid": "step harus bilangan bulat paling kecil 1 (tidak diberikan untuk fase "
+        "di luar langkah): {step}. Tidak ada yang ditulis",
         "phase_opened_twice": "fase {phase} (step {step}) dibuka dua kali; setiap fase dicatat "
         "sekali per langkah. Tidak ada yang ditulis",
         "no_phase_open": "end() dipanggil padahal tidak ada fase yang terbuka. Tidak ada yang "
