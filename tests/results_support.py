@@ -101,11 +101,14 @@ TRAIN_ARGS = (
 )
 
 
-def train_result(folder: Path, lang: str = "ko", name: str = "synthetic train") -> Path:
+def train_result(
+    folder: Path, lang: str = "ko", name: str = "synthetic train", steps: int = 3
+) -> Path:
     """The lab's training step (`measure --task train`) on the simulated allocator."""
-    out = folder / f"synthetic-train.{lang}.json"
+    out = folder / f"synthetic-train-{steps}.{lang}.json"
+    args = [*TRAIN_ARGS[:-1], str(steps)]
     mm.main(
-        ["measure", *TRAIN_ARGS, "--output", str(out), "--lang", lang],
+        ["measure", *args, "--output", str(out), "--lang", lang],
         backend_factory=_with_device(SimulatedBackend, name),
         clock=make_clock(),
     )
