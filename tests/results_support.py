@@ -32,7 +32,12 @@ from lab_support import (  # noqa: E402
     unreadable_reserved,
 )
 
-from iteragpu.docs_tools.results_page import EXAMPLE_DEVICE, example_path  # noqa: E402
+from iteragpu.docs_tools.results_page import (  # noqa: E402
+    EXAMPLE_DEVICE,
+    TRAIN_RANKS,
+    example_path,
+    train_example_path,
+)
 from iteragpu.i18n.languages import CODES  # noqa: E402
 from iteragpu.lab import mesure_memoire as mm  # noqa: E402
 
@@ -137,6 +142,10 @@ def rank_results(folder: Path, lang: str = "ko", name: str = "synthetic ranks") 
             lang=lang,
         )
         recorder._clock = make_clock()
+        # What a simulation records whether or not this process has imported PyTorch.
+        recorder.environment = mm.collect_environment(
+            "cuda:0", None, "ModuleNotFoundError: simulated", lang
+        )
         recorder.environment["devices"] = [_device(name)]
         recorder.environment["requested_device_usable"] = True
         with recorder:
@@ -158,9 +167,14 @@ def example_result(folder: Path, lang: str) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(
         synthetic_result(folder, "example", lang).read_text("utf-8")
     )
-    result["started_utc"] = "2000-01-01T00:00:00Z"
     output = result["command_line"].index("--output") + 1
     result["command_line"][output] = example_path(lang).name
+    return _blanked(result)
+
+
+def _blanked(result: dict[str, Any]) -> dict[str, Any]:
+    """What depends on the machine that wrote `result` set to what a bare machine records."""
+    result["started_utc"] = "2000-01-01T00:00:00Z"
     env = result["environment"]
     env["python"]["executable"] = None
     env["platform"] = dict.fromkeys(env["platform"])
@@ -186,6 +200,17 @@ def without_machine(result: dict[str, Any]) -> dict[str, Any]:
             node = node[parent]
         node.pop(key, None)
     return copied
+
+
+def train_example_results(folder: Path, lang: str) -> list[dict[str, Any]]:
+    """The page's training example for `lang`: the two processes of rank_results, each as its
+    Recorder wrote it, with the example device's name and nothing of the machine."""
+    results = []
+    for path in rank_results(folder, lang, EXAMPLE_DEVICE[lang]):
+        result = _blanked(json.loads(path.read_text("utf-8")))
+        result["command_line"] = ["train.py"]  # the reader's script, not the test's
+        results.append(result)
+    return results
 
 
 DRIVER = ROOT / "tests" / "js" / "results_driver.mjs"
@@ -220,6 +245,14 @@ def write_examples(folder: Path) -> None:
         text = json.dumps(example_result(folder, lang), ensure_ascii=False, indent=1) + "\n"
         example_path(lang).write_text(text, encoding="utf-8")
         print(f"wrote {example_path(lang)}")
+        for rank, result in zip(
+            TRAIN_RANKS, train_example_results(folder / lang, lang), strict=True
+        ):
+            path = train_example_path(lang, rank)
+            path.write_text(
+                json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+            )
+            print(f"wrote {path}")
 
 
 if __name__ == "__main__":
