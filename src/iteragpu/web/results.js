@@ -1227,9 +1227,11 @@
   function chartScale(runs) {
     var top = 0n;
     runs.forEach(function (run) {
+      // What each chart draws: the four counters, or the parts (allocated) and their peak.
+      var drawn = hasParts(run) ? ["end_allocated_bytes", "peak_allocated_bytes"] : CHART_COUNTERS;
       phaseRows(run.result).forEach(function (row) {
         if (!row.record) return;
-        CHART_COUNTERS.forEach(function (key) {
+        drawn.forEach(function (key) {
           var v = row.record[key];
           if (v !== null && v > top) top = v;
         });
@@ -1456,7 +1458,8 @@
   Viewer.prototype.stepTable = function (run) {
     var self = this;
     var wrap = this.el("div", { class: "results-scroll" });
-    var table = this.el("table", { class: "results-steps" });
+    // No class: Material styles a table without one.
+    var table = this.el("table", { "data-steps": "" });
     table.appendChild(this.el("caption", { class: run.example ? "results-example" : "" }, this.cli.report_steps_title));
     var head = this.el("tr");
     [this.cli.report_phase, this.cli.report_first_step, this.cli.report_warm_steps].forEach(function (text) {
