@@ -625,7 +625,26 @@ SCRIPT_ONLY: dict[str, Property] = {
     "train states": train_states_match,
     "train levels": train_levels_match,
 }
+
+
+def notebook_train_states_match(copy: Copy, config: settings) -> Callable[[], None]:
+    """The notebook's model states after each phase are the script's `predict --task train`."""
+
+    @config
+    @given(width_st, st.sampled_from(("fp32", "bf16")), st.sampled_from(("adamw", "sgd")))
+    def check(width: int, precision: str, optimizer: str) -> None:
+        dtype = mesure_memoire.PRECISION_DTYPES[precision]
+        first, warm = copy.predicted_model_states(width, dtype, optimizer)
+        phases = mesure_memoire.predict_train(1, 1, width, precision, optimizer)["phases"]
+        for kind, copied in (("first_step", first), ("warm_step", warm)):
+            script = {n: level["model_state_allocated_bytes"] for n, level in phases[kind].items()}
+            assert copied == script, kind
+
+    return check
+
+
 NOTEBOOK_ONLY: dict[str, Property] = {
+    "train states": notebook_train_states_match,
     "network": notebook_network_matches,
     "estimate text": notebook_text_matches_script,
 }
@@ -683,6 +702,12 @@ NOTEBOOK_MUTANTS = [
     ("GB taken as 2^30 B", "BYTES_PER_GB = 10**9", "BYTES_PER_GB = 2**30", "unit constants"),
     ("seven bits a byte", "parameters * bits / 8", "parameters * bits / 7", "dense weights"),
     ("bfloat16 as four bytes", '"bfloat16": 2', '"bfloat16": 4', "network"),
+    (
+        "AdamW with one moment",
+        '2 * parameters if optimizer_name == "adamw"',
+        '1 * parameters if optimizer_name == "adamw"',
+        "train states",
+    ),
     (
         "halves rounded down",
         "scaled.numerator * 2 + scaled.denominator",
