@@ -4347,8 +4347,8 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "fase tidak boleh tumpang tindih. Tidak ada yang ditulis",
         "phase_name_invalid": "nama fase harus satu kata dari huruf ASCII, digit, dan '_.:-', "
         "paling panjang 64 karakter: {phase}. Tidak ada yang ditulis",
-        "phase_step_invalid": "step harus bilangan bulat paling kecil 1 (tidak diberikan untuk fase "
-        "di luar langkah): {step}. Tidak ada yang ditulis",
+        "phase_step_invalid": "step harus bilangan bulat paling kecil 1 (tidak diberikan untuk "
+        "fase di luar langkah): {step}. Tidak ada yang ditulis",
         "phase_opened_twice": "fase {phase} (step {step}) dibuka dua kali; setiap fase dicatat "
         "sekali per langkah. Tidak ada yang ditulis",
         "no_phase_open": "end() dipanggil padahal tidak ada fase yang terbuka. Tidak ada yang "
