@@ -4321,8 +4321,8 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "jadi {optimizer} tidak dijalankan dengan --dtype {dtype}; hilangkan --dtype atau tulis "
         "{trained}",
         "output_folder_is_file": "tidak dapat membuat {path}: {folder} adalah berkas, bukan folder",
-        "output_dir_is_file": "folder hasil {folder} adalah berkas, bukan folder; tidak ada yang "
-        "ditulis",
+        "output_dir_is_file": "direktori hasil {folder} adalah berkas, bukan direktori; tidak "
+        "ada yang ditulis",
         "measuring_train": "mengukur langkah pelatihan di {device}: batch {batch}, context "
         "{context}, width {width}, {dtype}, presisi {precision}, optimizer {optimizer}, langkah "
         "{steps}",
