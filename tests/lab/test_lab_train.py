@@ -285,3 +285,14 @@ def test_the_file_opens_with_a_map_of_its_sections() -> None:
     found = [next((n for n in names if h.startswith(n)), h) for h in headers]
     assert found == names  # every section mapped, once, in the file's order
     assert len(names) >= 10
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--dtype", "float16"], ["--optimizer", "lion"], ["--steps", "2"], ["--task", "fit"]],
+)
+def test_predict_train_refuses_in_one_line(tmp_path: Path, extra: list[str]) -> None:
+    task = [] if "--task" in extra else ["--task", "train"]
+    done = run_script("predict", *task, *SIZES, *extra, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
