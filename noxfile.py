@@ -187,6 +187,8 @@ def lab_torch(session: nox.Session) -> None:
     """The lab with PyTorch (CPU build) installed: no GPU, so `measure` must refuse, and both
     notebooks run to the end headless ("Run All"), saying in their language why they cannot
     measure."""
+    # The shared torch environment holds Transformers and Accelerate too: the lab page's
+    # TrainerCallback example is replayed on the CPU.
     torch_env(session).run("pytest", "-m", "torch", "tests/lab", *session.posargs)
 
 

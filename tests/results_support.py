@@ -32,7 +32,12 @@ from lab_support import (  # noqa: E402
     unreadable_reserved,
 )
 
-from iteragpu.docs_tools.results_page import EXAMPLE_DEVICE, example_path  # noqa: E402
+from iteragpu.docs_tools.results_page import (  # noqa: E402
+    EXAMPLE_DEVICE,
+    TRAIN_RANKS,
+    example_path,
+    train_example_path,
+)
 from iteragpu.i18n.languages import CODES  # noqa: E402
 from iteragpu.lab import mesure_memoire as mm  # noqa: E402
 
@@ -94,15 +99,82 @@ def synthetic_result(folder: Path, kind: str, lang: str = "ko") -> Path:
     return out
 
 
+# The training example: the lab's step, small enough that its parts show beside the workspace.
+TRAIN_ARGS = (
+    *("--task", "train", "--device", "cuda:0", "--batch", "8", "--context", "128"),
+    *("--width", "512", "--optimizer", "adamw", "--precision", "fp32", "--steps", "3"),
+)
+
+
+def train_result(
+    folder: Path, lang: str = "ko", name: str = "synthetic train", steps: int = 3
+) -> Path:
+    """The lab's training step (`measure --task train`) on the simulated allocator."""
+    out = folder / f"synthetic-train-{steps}.{lang}.json"
+    args = [*TRAIN_ARGS[:-1], str(steps)]
+    mm.main(
+        ["measure", *args, "--output", str(out), "--lang", lang],
+        backend_factory=_with_device(SimulatedBackend, name),
+        clock=make_clock(),
+    )
+    assert out.is_file(), "the lab wrote no training result"
+    return out
+
+
+def rank_results(folder: Path, lang: str = "ko", name: str = "synthetic ranks") -> list[Path]:
+    """Two processes of one run, each recorded by a Recorder on its own simulated allocator
+    and written to its own file: rank 1 holds a larger batch, so its peak is the higher."""
+    from lab_support import SimulatedCachingAllocator, SimulatedModel, SimulatedTrainWorkload
+
+    paths = []
+    for rank, batch in ((0, 4), (1, 8)):
+        allocator = SimulatedCachingAllocator()
+        workload = SimulatedTrainWorkload(allocator, batch, 128, 512, "fp32", "adamw")
+        model = SimulatedModel(workload)  # the stand-in model is its own optimizer too
+        recorder = mm.Recorder(
+            "cuda:0",
+            model,
+            model,
+            counters=allocator,
+            output_dir=str(folder / "ranks"),
+            rank=rank,
+            world_size=2,
+            lang=lang,
+        )
+        recorder._clock = make_clock()
+        # What a simulation records whether or not this process has imported PyTorch.
+        recorder.environment = mm.collect_environment(
+            "cuda:0", None, "ModuleNotFoundError: simulated", lang
+        )
+        recorder.environment["devices"] = [_device(name)]
+        recorder.environment["requested_device_usable"] = True
+        with recorder:
+            with recorder.phase("model_load"):
+                workload.load_model()
+            with recorder.phase("inputs"):
+                workload.make_inputs()
+            for step in (1, 2):
+                for phase in ("forward", "loss", "backward", "optimizer_step", "zero_grad"):
+                    with recorder.phase(phase, step=step):
+                        getattr(workload, phase)()
+        paths.append(folder / "ranks" / f"mesures-rank{rank}.json")
+    return paths
+
+
 def example_result(folder: Path, lang: str) -> dict[str, Any]:
     """The page's example for `lang`: the simulated run, with what depends on the machine that
     wrote it (its paths, environment variables, clock) set to what a bare machine records."""
     result: dict[str, Any] = json.loads(
         synthetic_result(folder, "example", lang).read_text("utf-8")
     )
-    result["started_utc"] = "2000-01-01T00:00:00Z"
     output = result["command_line"].index("--output") + 1
     result["command_line"][output] = example_path(lang).name
+    return _blanked(result)
+
+
+def _blanked(result: dict[str, Any]) -> dict[str, Any]:
+    """What depends on the machine that wrote `result` set to what a bare machine records."""
+    result["started_utc"] = "2000-01-01T00:00:00Z"
     env = result["environment"]
     env["python"]["executable"] = None
     env["platform"] = dict.fromkeys(env["platform"])
@@ -128,6 +200,17 @@ def without_machine(result: dict[str, Any]) -> dict[str, Any]:
             node = node[parent]
         node.pop(key, None)
     return copied
+
+
+def train_example_results(folder: Path, lang: str) -> list[dict[str, Any]]:
+    """The page's training example for `lang`: the two processes of rank_results, each as its
+    Recorder wrote it, with the example device's name and nothing of the machine."""
+    results = []
+    for path in rank_results(folder, lang, EXAMPLE_DEVICE[lang]):
+        result = _blanked(json.loads(path.read_text("utf-8")))
+        result["command_line"] = ["train.py"]  # the reader's script, not the test's
+        results.append(result)
+    return results
 
 
 DRIVER = ROOT / "tests" / "js" / "results_driver.mjs"
@@ -162,6 +245,14 @@ def write_examples(folder: Path) -> None:
         text = json.dumps(example_result(folder, lang), ensure_ascii=False, indent=1) + "\n"
         example_path(lang).write_text(text, encoding="utf-8")
         print(f"wrote {example_path(lang)}")
+        for rank, result in zip(
+            TRAIN_RANKS, train_example_results(folder / lang, lang), strict=True
+        ):
+            path = train_example_path(lang, rank)
+            path.write_text(
+                json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+            )
+            print(f"wrote {path}")
 
 
 if __name__ == "__main__":

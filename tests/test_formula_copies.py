@@ -49,6 +49,8 @@ from iteragpu.i18n.languages import CODES, SOURCE
 from iteragpu.i18n.number_symbols import NUMBER_SYMBOLS
 from iteragpu.i18n.numbers import format_number
 from iteragpu.lab import mesure_memoire
+from iteragpu.training import states
+from iteragpu.training.records import TrainRequest, TrainTensor
 
 LAB_DIR = Path(mesure_memoire.__file__).resolve().parent
 SCRIPT_SOURCE = LAB_DIR / "mesure_memoire.py"
@@ -515,6 +517,97 @@ def notebook_text_matches_script(copy: Copy, config: settings) -> Callable[[], N
     return check
 
 
+shape_st = st.lists(st.integers(min_value=1, max_value=4096), min_size=0, max_size=3).map(tuple)
+
+
+def _original_items(
+    shape: tuple[int, ...], precision: str, optimizer: str
+) -> list[tuple[Any, ...]]:
+    """iteragpu train's items for one trainable tensor stored as `precision` stores weights."""
+    tensor = TrainTensor("t", shape, states.weight_dtype(precision), "base", True)
+    request = TrainRequest(precision=precision, optimizer=optimizer)  # type: ignore[arg-type]
+    return [
+        (i.kind, i.name, i.shape, i.dtype, i.bytes, i.device)
+        for i in states.state_items(tensor, request)
+    ]
+
+
+def train_states_match(copy: Copy, config: settings) -> Callable[[], None]:
+    """`predict --task train`'s items: iteragpu.training.states.state_items, item by item."""
+
+    @config
+    @given(
+        shape_st,
+        st.sampled_from(mesure_memoire.TRAIN_PRECISIONS),
+        st.sampled_from(("adamw", "sgd")),
+    )
+    def check(shape: tuple[int, ...], precision: str, optimizer: str) -> None:
+        dtype = copy.PRECISION_DTYPES[precision]
+        assert dtype == states.weight_dtype(precision)
+        items = copy.train_state_items(shape, dtype, optimizer)
+        copied = [
+            (i["kind"], i["name"], tuple(i["shape"]), i["dtype"], i["bytes"], i["device"])
+            for i in items
+        ]
+        assert copied == _original_items(shape, precision, optimizer)
+
+    return check
+
+
+def train_levels_match(copy: Copy, config: settings) -> Callable[[], None]:
+    """The model states after each phase: the original's items of each parameter, each tensor
+    in whole 512-byte blocks, the host's apart (iteragpu.training.states.state_totals)."""
+
+    @config
+    @given(
+        width_st,
+        dims_st,
+        dims_st,
+        st.sampled_from(mesure_memoire.TRAIN_PRECISIONS),
+        st.sampled_from(("adamw", "sgd")),
+    )
+    def check(width: int, batch: int, context: int, precision: str, optimizer: str) -> None:
+        prediction = copy.predict_train(batch, context, width, precision, optimizer)
+
+        def block(nbytes: int) -> int:
+            return nbytes + (-nbytes) % CUDA_ALLOCATOR_BLOCK_BYTES
+
+        shapes = [s for _, s in allocator.network_parameter_shapes(width)]
+        items = [i for s in shapes for i in _original_items(s, precision, optimizer)]
+        size = _element_size(states.weight_dtype(precision))
+        parameters = sum(block(math.prod(s) * size) for s in shapes)
+        gradients = sum(block(i[4]) for i in items if i[0] == "gradient")
+        on_gpu = sum(block(i[4]) for i in items if i[0] == "optimizer" and i[5] == "gpu")
+        tensors = [
+            TrainTensor(str(n), s, states.weight_dtype(precision), "base", True)
+            for n, s in enumerate(shapes)
+        ]
+        request = TrainRequest(precision=precision, optimizer=optimizer)  # type: ignore[arg-type]
+        host = states.state_totals(tensors, request).optimizer_host_bytes
+        first, warm = prediction["phases"]["first_step"], prediction["phases"]["warm_step"]
+        expected_first = {
+            "forward": (0, 0, 0),
+            "loss": (0, 0, 0),
+            "backward": (gradients, 0, 0),
+            "optimizer_step": (gradients, on_gpu, host),
+            "zero_grad": (0, on_gpu, host),
+        }
+        for name, (grads, state, on_host) in expected_first.items():
+            for phases, kept in ((first, (grads, state, on_host)), (warm, (grads, on_gpu, host))):
+                level = phases[name]
+                assert level["parameters_allocated_bytes"] == parameters
+                assert (
+                    level["gradients_allocated_bytes"],
+                    level["optimizer_state_allocated_bytes"],
+                    level["optimizer_state_host_bytes"],
+                ) == kept, (name, kept)
+                assert level["model_state_allocated_bytes"] == parameters + kept[0] + kept[1]
+        activation = block(batch * context * width * size)
+        assert prediction["inputs"]["added_bytes"] == 2 * activation  # the inputs and the target
+
+    return check
+
+
 SHARED: dict[str, Property] = {
     "unit constants": unit_constants_match,
     "dense weights": dense_weights_match,
@@ -529,8 +622,29 @@ SCRIPT_ONLY: dict[str, Property] = {
     "network": script_network_matches,
     "allocated levels": allocated_levels_match,
     "exact decimals": exact_text_matches,
+    "train states": train_states_match,
+    "train levels": train_levels_match,
 }
+
+
+def notebook_train_states_match(copy: Copy, config: settings) -> Callable[[], None]:
+    """The notebook's model states after each phase are the script's `predict --task train`."""
+
+    @config
+    @given(width_st, st.sampled_from(("fp32", "bf16")), st.sampled_from(("adamw", "sgd")))
+    def check(width: int, precision: str, optimizer: str) -> None:
+        dtype = mesure_memoire.PRECISION_DTYPES[precision]
+        first, warm = copy.predicted_model_states(width, dtype, optimizer)
+        phases = mesure_memoire.predict_train(1, 1, width, precision, optimizer)["phases"]
+        for kind, copied in (("first_step", first), ("warm_step", warm)):
+            script = {n: level["model_state_allocated_bytes"] for n, level in phases[kind].items()}
+            assert copied == script, kind
+
+    return check
+
+
 NOTEBOOK_ONLY: dict[str, Property] = {
+    "train states": notebook_train_states_match,
     "network": notebook_network_matches,
     "estimate text": notebook_text_matches_script,
 }
@@ -589,6 +703,12 @@ NOTEBOOK_MUTANTS = [
     ("seven bits a byte", "parameters * bits / 8", "parameters * bits / 7", "dense weights"),
     ("bfloat16 as four bytes", '"bfloat16": 2', '"bfloat16": 4', "network"),
     (
+        "AdamW with one moment",
+        '2 * parameters if optimizer_name == "adamw"',
+        '1 * parameters if optimizer_name == "adamw"',
+        "train states",
+    ),
+    (
         "halves rounded down",
         "scaled.numerator * 2 + scaled.denominator",
         "scaled.numerator * 2",
@@ -625,6 +745,33 @@ SCRIPT_MUTANTS = [
     ("counts without suffixes", '"B": 10**9,', '"B": 10**6,', "count grammar"),
     ("k read as 1000 both ways", '"K": (10**3, 2**10)', '"K": (10**3, 10**3)', "token grammar"),
     ("tokens suffixes unread", 'not in "KkMmGgTt"', 'not in "Kk"', "token grammar"),
+    (
+        "AdamW's step on the GPU",
+        '"step", (), STEP_DTYPE, STEP_BYTES, "host"',
+        '"step", (), STEP_DTYPE, STEP_BYTES, "gpu"',
+        "train states",
+    ),
+    (
+        "AdamW with one moment",
+        'for n in ("exp_avg", "exp_avg_sq")',
+        'for n in ("exp_avg",)',
+        "train states",
+    ),
+    ("bf16 trained in float32", '"bf16": "bfloat16"', '"bf16": "float32"', "train states"),
+    (
+        "gradients kept after zero_grad",
+        '"zero_grad": (False, True)',
+        '"zero_grad": (True, True)',
+        "train levels",
+    ),
+    (
+        "optimizer state before the first step",
+        """"first_step": {
+        "forward": (False, False),""",
+        """"first_step": {
+        "forward": (False, True),""",
+        "train levels",
+    ),
     (
         "exact decimals cut at 2 places",
         "places = max(twos, fives)",

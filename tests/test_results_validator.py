@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from lab_support import RESULT_1_0_0
-from results_support import ROOT, run_node, synthetic_result
+from results_support import ROOT, rank_results, run_node, synthetic_result, train_result
 
 from iteragpu.docs_tools.results_page import example_path
 from iteragpu.gpus.evidence import MAX_EVIDENCE_BYTES, EvidenceError, _load
@@ -58,11 +58,14 @@ def _replaced(document: Any, path: Path_, value: Any) -> Any:
 _DELETE = object()
 
 
-def schema_mutations(document: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+def schema_mutations(
+    document: dict[str, Any], skip: tuple[str, ...] = ()
+) -> Iterator[tuple[str, Any]]:
     """Every node deleted or given another value: of another type, out of range, an unknown
-    key, a string with a final newline (which Python's `$` accepts)."""
+    key, a string with a final newline (which Python's `$` accepts); not under the top-level
+    keys `skip` names (swept on another document)."""
     for path, value in _nodes(document):
-        if not path:
+        if not path or path[0] in skip:
             continue
         name = "/".join(str(part) for part in path)
         if isinstance(path[-1], str):
@@ -93,6 +96,15 @@ def conditional_mutations(document: dict[str, Any]) -> Iterator[tuple[str, Any]]
         for code in (0, 4, 130, 143):
             changed = {**outcome, "status": status, "exit_code": code}
             yield f"outcome {status} {code}", {**document, "outcome": changed}
+    for task in ("forward", "train", "recorder", "fit"):
+        yield f"task {task}", {**document, "task": task}
+    for device in ("cpu", "cuda", "gpu:0"):
+        for source in ("torch.cuda", "injected"):
+            yield f"{device} {source}", {**document, "device": device, "counters_source": source}
+    error = {"type": "ValueError", "message": "x"}
+    for status, code in (("failed", 4), ("interrupted", 130)):
+        changed = {**outcome, "status": status, "exit_code": code, "failed_phase": None}
+        yield f"{status} between phases", {**document, "outcome": {**changed, "error": error}}
     for version in ("1.0.0", "1.1.0", "1.2.0", "1.3.0"):
         yield f"schema {version}", {**document, "schema_version": version}
         without = {k: v for k, v in document.items() if k != "language"}
@@ -164,13 +176,19 @@ def strict_json_cases(text: str) -> Iterator[tuple[str, bytes]]:
     yield "unterminated", text[: len(text) // 2].encode()
 
 
+# Results the lab wrote before schema 1.3.0 (synthetic counters): they must keep validating.
+OLDER_RESULTS = sorted((Path(RESULT_1_0_0).parent).glob("result-1.*.json"))
+
+
 def _results(tmp_path: Path) -> list[Path]:
     paths = [
         synthetic_result(tmp_path, kind, lang)
         for kind in ("simulated", "oom", "nulls")
         for lang in CODES
     ]
-    return [*paths, RESULT_1_0_0, *(example_path(lang) for lang in CODES)]
+    paths += [train_result(tmp_path, lang) for lang in CODES]
+    paths += rank_results(tmp_path)
+    return [*paths, RESULT_1_0_0, *(example_path(lang) for lang in CODES), *OLDER_RESULTS]
 
 
 def _compare(tmp_path: Path, cases: list[tuple[str, bytes]]) -> list[tuple[str, bool, Any]]:
@@ -194,10 +212,27 @@ def test_every_result_the_lab_writes_is_accepted(tmp_path: Path) -> None:
         assert answer == {"ok": True, "problem": None}, (path.name, answer)
 
 
-@pytest.mark.parametrize("kind", ["simulated", "oom"])
+def _sweep_document(tmp_path: Path, kind: str) -> dict[str, Any]:
+    """A result to mutate: the forward passes (ok, failed), the training step (one step), a
+    Recorder's first phases."""
+    if kind == "train":
+        document: dict[str, Any] = json.loads(train_result(tmp_path, steps=1).read_text("utf-8"))
+        document["phases"] = document["phases"][3:6]  # loss, backward, optimizer_step
+    elif kind == "recorder":
+        document = json.loads(rank_results(tmp_path)[1].read_text("utf-8"))
+        document["phases"] = document["phases"][2:6]
+    else:
+        document = json.loads(synthetic_result(tmp_path, kind).read_text("utf-8"))
+    return document
+
+
+@pytest.mark.parametrize("kind", ["simulated", "oom", "train", "recorder"])
 def test_schema_verdicts_agree_with_jsonschema(tmp_path: Path, kind: str) -> None:
-    document = json.loads(synthetic_result(tmp_path, kind).read_text("utf-8"))
-    mutations = [*schema_mutations(document), *conditional_mutations(document)]
+    document = _sweep_document(tmp_path, kind)
+    # What the forward results hold too is swept on them.
+    swept = ("environment", "network", "counters", "units", "command_line")
+    skip = swept if kind in ("train", "recorder") else ()
+    mutations = [*schema_mutations(document, skip), *conditional_mutations(document)]
     cases = [(name, _text(mutated).encode()) for name, mutated in mutations]
     rows = _compare(tmp_path, cases)
     refused = sum(1 for _, accepted, _ in rows if not accepted)

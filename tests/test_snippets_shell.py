@@ -50,6 +50,26 @@ def test_lab_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
     assert "Traceback" not in measure.stderr
 
 
+def test_lab_train_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
+    """`predict --task train` prints the model states after each phase without PyTorch;
+    `measure --task train` stops with code 2 and writes nothing where there is no GPU."""
+    commands = _commands("lab_train_commands.sh")
+    assert [c[2:4] for c in commands] == [["predict", "--task"], ["measure", "--task"]]
+    predict, measure = (
+        subprocess.run(
+            [sys.executable, "-I", "-S", str(SCRIPT), *command[2:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for command in commands
+    )
+    assert predict.returncode == 0 and "534,528 B" in predict.stdout  # after optimizer_step
+    assert measure.returncode == 2 and len(measure.stderr.splitlines()) == 1
+    assert not (tmp_path / "train.json").exists()
+
+
 @pytest.mark.parametrize("lang", CODES)
 def test_install_snippet_commands_run(lang: str) -> None:
     # One install snippet per language: its last command reproduces the examples in that

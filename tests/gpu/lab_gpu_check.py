@@ -10,6 +10,12 @@
    exit 2 (nothing written).
 3. The validation case again with expandable_segments and with cudaMallocAsync: reported, not
    asserted.
+4. The training step (`measure --task train`, validation dimensions, three steps): with fp32 and
+   AdamW, asserted; with bf16 and SGD, and autocast-bf16 and AdamW, reported. After every
+   phase the model states counted from the tensors must equal `predict --task train`; after the
+   first step's backward, optimizer_step and zero_grad, allocated must be those predicted model
+   states plus one same remainder (the inputs, the target and what the first forward pass left,
+   the cuBLAS workspace first: no activation outlives backward), to the byte.
 
 Prints a predicted-vs-measured table and writes every result file to FOLDER (new or empty),
 with `summary.json`. Exit 0 when every asserted check holds, 1 when one fails, 2 on bad use.
@@ -33,7 +39,7 @@ from typing import Any
 SCRIPT = Path(__file__).resolve().parents[2] / "src" / "iteragpu" / "lab" / "mesure_memoire.py"
 SMALL_SEGMENT_BYTES = 2 * 2**20  # PyTorch's kSmallBuffer: small allocations share 2 MiB segments
 RUN_TIMEOUT_S = 100
-BUDGET_S = 120
+BUDGET_S = 180
 # Removed from the asserted runs so that they see PyTorch's default caching allocator.
 ALLOCATOR_VARIABLES = (
     "PYTORCH_ALLOC_CONF",
@@ -69,6 +75,35 @@ class Case:
 
 VALIDATION = Case("validation", 1, 16, 64, "float32", 1, 2)
 README_EXAMPLE = Case("readme-example", 2, 128, 1024, "float32", 3, 5)
+
+
+@dataclass(frozen=True)
+class TrainCase:
+    name: str
+    precision: str
+    optimizer: str
+    asserted: bool
+    steps: int = 3
+
+    def dimensions(self) -> list[str]:
+        return [
+            *["--task", "train", "--batch", str(VALIDATION.batch)],
+            *["--context", str(VALIDATION.context), "--width", str(VALIDATION.width)],
+            *["--precision", self.precision, "--optimizer", self.optimizer],
+        ]
+
+    def measure(self, device: str, output: Path) -> list[str]:
+        return [
+            *["measure", "--device", device, *self.dimensions()],
+            *["--steps", str(self.steps), "--output", str(output)],
+        ]
+
+
+TRAIN_CASES = (
+    TrainCase("train-fp32-adamw", "fp32", "adamw", True),
+    TrainCase("train-bf16-sgd", "bf16", "sgd", False),
+    TrainCase("train-autocast-bf16-adamw", "autocast-bf16", "adamw", False),
+)
 REPORTED_VARIANTS = {
     "expandable-segments": {"PYTORCH_ALLOC_CONF": "expandable_segments:True"},
     "cudamallocasync": {"PYTORCH_ALLOC_CONF": "backend:cudaMallocAsync"},
@@ -161,7 +196,7 @@ def _predict(runner: Runner, case: Case) -> dict[str, Any] | None:
 def _measure(
     runner: Runner,
     report: Report,
-    case: Case,
+    case: Case | TrainCase,
     label: str,
     output: Path,
     device: str,
@@ -237,6 +272,80 @@ def _compare(
             )
 
 
+def _check_training(
+    report: Report, case: TrainCase, prediction: dict[str, Any], result: dict[str, Any]
+) -> None:
+    """Each phase's counted model states against the prediction, and the first step's
+    allocated levels against the predicted states plus the remainder zero_grad leaves."""
+    label = case.name
+    mismatched = []
+    for record in result["phases"]:
+        name = record["phase"] + ("" if record["step"] is None else f" ({record['step']})")
+        expected = record["parts_prediction"]["model_state_allocated_bytes"]
+        parts = record["parts"]
+        counted = None if parts is None else parts["model_state_allocated_bytes"]
+        if record["step"] in (None, 1):
+            report.rows.append(
+                Row(
+                    label,
+                    f"{name} model states",
+                    expected,
+                    counted,
+                    None if counted is None else counted - expected,
+                    None,
+                    case.asserted,
+                )
+            )
+        if counted != expected:
+            mismatched.append(f"{name}: counted {counted}, predicted {expected}")
+    report.checks.append(
+        Check(
+            f"{label}: model states equal predict --task train after every phase",
+            not mismatched and bool(result["phases"]),
+            "; ".join(mismatched) or f"{len(result['phases'])} phases",
+            case.asserted,
+        )
+    )
+    first = {r["phase"]: r for r in result["phases"] if r["step"] == 1}
+    states = prediction["phases"]["first_step"]
+    if not all(n in first for n in ("backward", "optimizer_step", "zero_grad")):
+        report.checks.append(
+            Check(f"{label}: first step complete", False, "phases missing", case.asserted)
+        )
+        return
+    kept = {
+        n: None
+        if first[n]["end_allocated_bytes"] is None
+        else first[n]["end_allocated_bytes"] - states[n]["model_state_allocated_bytes"]
+        for n in ("backward", "optimizer_step", "zero_grad")
+    }
+    for n, value in kept.items():
+        report.rows.append(
+            Row(label, f"{n} (1) allocated - model states", None, value, None, None, False)
+        )
+    inputs = prediction["inputs"]["added_bytes"]
+    same = len(set(kept.values())) == 1 and None not in kept.values()
+    report.checks.append(
+        Check(
+            f"{label}: allocated after backward, optimizer_step and zero_grad of step 1 is the "
+            "predicted model states plus one remainder",
+            same and (kept["zero_grad"] or 0) >= inputs,
+            f"remainders {kept} B; inputs and target {inputs:,} B",
+            case.asserted,
+        )
+    )
+    host = states["optimizer_step"]["optimizer_state_host_bytes"]
+    counted_host = (first["optimizer_step"]["parts"] or {}).get("optimizer_state_host_bytes")
+    report.checks.append(
+        Check(
+            f"{label}: optimizer state in host memory after step 1",
+            counted_host == host,
+            f"predicted {host} B, counted {counted_host} B",
+            case.asserted,
+        )
+    )
+
+
 def run_checks(runner: Runner, folder: Path, device: str = "cuda:0") -> Report:
     started = time.monotonic()
     report = Report()
@@ -287,6 +396,24 @@ def run_checks(runner: Runner, folder: Path, device: str = "cuda:0") -> Report:
                 f"exit {run.returncode}: {_last_line(run)}",
             )
         )
+
+    for train in TRAIN_CASES:
+        run = runner(["predict", *train.dimensions(), "--json"], {})
+        if run.returncode != 0:
+            report.checks.append(Check(f"{train.name}: predict exits 0", False, _last_line(run)))
+            continue
+        trained = _measure(
+            runner,
+            report,
+            train,
+            train.name,
+            folder / f"{train.name}.json",
+            device,
+            DEFAULT_ALLOCATOR,
+            train.asserted,
+        )
+        if trained is not None:
+            _check_training(report, train, json.loads(run.stdout), trained)
 
     prediction = _predict(runner, VALIDATION)
     for variant, extra in REPORTED_VARIANTS.items():

@@ -125,3 +125,41 @@ test("decimal places of exact values", () => {
   assert.equal(results.decimalPlaces({ n: 1n, d: 1n << 30n }), 30);
   assert.equal(results.decimalPlaces({ n: 1n, d: 3n }), null);
 });
+
+test("the training example files are valid and drawn part by part", () => {
+  for (const lang of ["ko", "id"]) {
+    const found = [0, 1].map((rank) => {
+      const bytes = new Uint8Array(readFileSync(join(WEB, `results-example-train.rank${rank}.${lang}.json`)));
+      const read = results.readResult(bytes, schema);
+      assert.equal(read.ok, true, JSON.stringify(read.problem));
+      return read.result;
+    });
+    const rows = results.phaseRows(found[0]).map((row) => row.phase);
+    assert.deepEqual(rows.slice(0, 3), ["model_load", "inputs", "forward (1)"]);
+    assert.deepEqual(results.stepRows(found[0]).map((r) => r.phase), [
+      "forward", "loss", "backward", "optimizer_step", "zero_grad",
+    ]);
+    // the second process holds the larger batch: its peak is the higher
+    assert.equal(results.highestPeak(found).index, 1);
+  }
+});
+
+test("the estimate per item follows iteragpu train's rules", () => {
+  const groups = [{ shape: [4096n, 8n], dtype: "bfloat16", trainable: true, count: 2n }];
+  const adamw = results.groupStates(groups, { precision: "bf16", optimizer: "adamw", fused: false });
+  assert.deepEqual(adamw, { gradient: 131072n, gpu: 262144n, host: 8n, master_weight: 0n, master_gradient: 0n });
+  const fused = results.groupStates(groups, { precision: "bf16", optimizer: "adamw", fused: true });
+  assert.equal(fused.gpu - adamw.gpu, 8n); // the step counters move to the GPU
+  const master = results.groupStates(groups, { precision: "bf16-master", optimizer: "sgd", fused: false });
+  assert.equal(master.master_weight, 2n * 4096n * 8n * 4n);
+  assert.equal(results.groupStates(groups, { precision: "bf16", optimizer: "adafactor", fused: true }), null);
+});
+
+test("parts that are not what the lab computes are refused where they are", () => {
+  const text = readFileSync(join(WEB, "results-example-train.rank0.ko.json"), "utf-8");
+  const doc = JSON.parse(text);
+  doc.phases[2].parts.activations_and_temporaries_bytes += 512;
+  const read = results.readResult(encode(JSON.stringify(doc)), schema);
+  assert.equal(read.problem.code, "part_not_computed");
+  assert.equal(read.problem.where, "/phases/2/parts/activations_and_temporaries_bytes");
+});

@@ -4,6 +4,8 @@
 //   node tests/js/results_driver.mjs verdicts CASES.json   # [path, ...] -> [{ok, problem}, ...]
 //   node tests/js/results_driver.mjs estimate CASES.json   # [{path, params, bits, lang,
 //                                                          #   messages, symbols}, ...]
+//   node tests/js/results_driver.mjs states CASES.json     # [{groups, request}, ...]
+//   node tests/js/results_driver.mjs training CASES.json   # [{paths, request}, ...]
 // Every answer is JSON on stdout; BigInt values are written as decimal strings.
 
 import { readFileSync } from "node:fs";
@@ -60,11 +62,36 @@ function estimate(cases) {
   });
 }
 
+function states(cases) {
+  return cases.map((c) => {
+    const groups = c.groups.map((g) => ({ ...g, count: BigInt(g.count) }));
+    return jsonable(results.groupStates(groups, c.request));
+  });
+}
+
+// What the page draws for a training result: its step rows, the highest peak of the runs, and
+// the estimate per item for `request`.
+function training(cases) {
+  return cases.map((c) => {
+    const read = c.paths.map((path) => results.readResult(new Uint8Array(readFileSync(path)), schema));
+    const bad = read.find((r) => !r.ok);
+    if (bad) return { error: bad.problem };
+    const found = read.map((r) => r.result);
+    return jsonable({
+      steps: found.map((r) => results.stepRows(r)),
+      rows: found.map((r) => results.phaseRows(r).map((row) => row.phase)),
+      highest: results.highestPeak(found),
+      items: found.map((r) => results.trainItems(r, c.request)),
+    });
+  });
+}
+
 const [mode, file] = process.argv.slice(2);
 const cases = JSON.parse(readFileSync(file, "utf-8"));
-const answer = mode === "verdicts" ? verdicts(cases) : mode === "estimate" ? estimate(cases) : null;
+const modes = { verdicts, estimate, states, training };
+const answer = modes[mode] ? modes[mode](cases) : null;
 if (answer === null) {
-  process.stderr.write("usage: node results_driver.mjs verdicts|estimate CASES.json\n");
+  process.stderr.write("usage: node results_driver.mjs verdicts|estimate|states|training CASES.json\n");
   process.exit(2);
 }
 process.stdout.write(JSON.stringify(answer));

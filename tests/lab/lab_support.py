@@ -238,6 +238,8 @@ class FakeWorkload:
 class FakeBackend:
     """TEST-ONLY backend for mm.main(..., backend_factory=...)."""
 
+    counters_source = "injected"
+
     def __init__(self, args: argparse.Namespace, **workload_kw: Any) -> None:
         self.source = FakeCounterSource()
         self.workload = FakeWorkload(self.source, **workload_kw)
@@ -482,16 +484,307 @@ class SimulatedWorkload:
         self.output = down
 
 
+class SimulatedTrainWorkload(SimulatedWorkload):
+    """TEST-ONLY: the lab's training step on the simulated allocator, in PyTorch's eager order
+    (its tensors only; no arithmetic). forward keeps what autograd saves for backward
+    (LayerNorm's output, mean and rstd; the up and GELU outputs) and the output; loss adds the
+    mean squared error's difference and scalar; backward frees them, makes each parameter's
+    gradient (in the parameter's dtype) through temporaries, and drops output and loss; AdamW's
+    first step makes exp_avg and exp_avg_sq per parameter (its `step` counters live on the
+    host: not in the device's counters); zero_grad(set_to_none=True) frees the gradients.
+
+    `fail` = (phase, step) makes that phase raise FakeOutOfMemoryError after allocating half a
+    large temporary, as a real out-of-memory leaves the allocator."""
+
+    def __init__(
+        self,
+        allocator: SimulatedCachingAllocator,
+        batch: int,
+        context: int,
+        width: int,
+        precision: str,
+        optimizer: str,
+        fail: tuple[str, int] | None = None,
+    ) -> None:
+        dtype = {"fp32": "float32", "bf16": "bfloat16", "autocast-bf16": "float32"}[precision]
+        super().__init__(allocator, batch, context, width, dtype)
+        self.optimizer = optimizer
+        self.autocast = precision == "autocast-bf16"
+        self.fail = fail
+        self.step = 0
+        self.target: _Block | None = None
+        self.saved: list[_Block] = []
+        self.loss_block: _Block | None = None
+        self.grads: list[_Block] = []
+        self.states: list[_Block] = []
+        self.raw = {"parameters": 0, "gradients": 0, "optimizer_state": 0}
+
+    def numels(self) -> list[int]:
+        w, h = self.width, 4 * self.width
+        return [w, w, h * w, h, w * h, w]
+
+    def load_model(self) -> None:
+        super().load_model()
+        self.raw["parameters"] = sum(self.numels()) * self.element
+
+    def make_inputs(self) -> None:
+        super().make_inputs()
+        self.target = self.allocator.malloc(self.rows * self.width * self.element)
+
+    def _maybe_fail(self, phase: str) -> None:
+        if self.fail == (phase, self.step):
+            block = self.allocator.malloc(self.rows * 64 * self.width)
+            self.allocator.free(block)
+            raise FakeOutOfMemoryError(f"CUDA out of memory in {phase} (simulated)")
+
+    def forward(self) -> None:
+        self.step += 1
+        self._maybe_fail("forward")
+        a = self.allocator
+        size = 2 if self.autocast else self.element
+        if self.autocast:  # autocast's bf16 copies of the weights, kept for backward
+            self.saved += [a.malloc(n * 2) for n in self.numels()[2:]]
+        if self.workspace is None and self.workspace_bytes:
+            self.workspace = a.malloc(self.workspace_bytes)
+        normed = a.malloc(self.rows * self.width * self.element)
+        statistics = [a.malloc(self.rows * 4), a.malloc(self.rows * 4)]
+        up = a.malloc(self.rows * 4 * self.width * size)
+        activated = a.malloc(self.rows * 4 * self.width * size)
+        self.output = a.malloc(self.rows * self.width * size)
+        self.saved += [normed, *statistics, up, activated]
+
+    def loss(self) -> None:
+        self._maybe_fail("loss")
+        a = self.allocator
+        difference = a.malloc(self.rows * self.width * 4)
+        self.saved.append(difference)
+        self.loss_block = a.malloc(4)
+
+    def backward(self) -> None:
+        self._maybe_fail("backward")
+        a = self.allocator
+        first = not self.grads
+        temporaries = [a.malloc(self.rows * 4 * self.width * self.element) for _ in range(2)]
+        if first:
+            self.grads = [a.malloc(n * self.element) for n in self.numels()]
+        for block in temporaries + self.saved:
+            a.free(block)
+        self.saved = []
+        for block in (self.output, self.loss_block):
+            if block is not None:
+                a.free(block)
+        self.output = self.loss_block = None
+        self.raw["gradients"] = sum(self.numels()) * self.element
+
+    def optimizer_step(self) -> None:
+        self._maybe_fail("optimizer_step")
+        a = self.allocator
+        if self.optimizer == "adamw" and not self.states:
+            self.states = [a.malloc(n * self.element) for n in self.numels() for _ in range(2)]
+            self.raw["optimizer_state"] = 2 * sum(self.numels()) * self.element
+        temporary = a.malloc(max(self.numels()) * self.element)  # foreach's intermediate
+        a.free(temporary)
+
+    def zero_grad(self) -> None:
+        self._maybe_fail("zero_grad")
+        for block in self.grads:
+            self.allocator.free(block)
+        self.grads = []
+        self.raw["gradients"] = 0
+
+    def parts(self) -> dict[str, int | None]:
+        stepped = self.optimizer == "adamw" and bool(self.states)
+        return {
+            "parameters_bytes": self.raw["parameters"],
+            "parameters_allocated_bytes": sum(b.size for b in self.parameters),
+            "gradients_bytes": self.raw["gradients"],
+            "gradients_allocated_bytes": sum(b.size for b in self.grads),
+            "optimizer_state_bytes": self.raw["optimizer_state"],
+            "optimizer_state_allocated_bytes": sum(b.size for b in self.states),
+            "optimizer_state_host_bytes": 6 * 4 if stepped else 0,
+        }
+
+
 class SimulatedBackend:
     """TEST-ONLY backend: the simulated allocator and workload behind mm.main."""
 
-    def __init__(self, args: argparse.Namespace, **kw: Any) -> None:
+    counters_source = "injected"
+
+    def __init__(
+        self, args: argparse.Namespace, fail: tuple[str, int] | None = None, **kw: Any
+    ) -> None:
         self.allocator = SimulatedCachingAllocator(**kw)
         self.source = self.allocator
-        self.workload = SimulatedWorkload(
+        self.workload: Any = SimulatedWorkload(
             self.allocator, args.batch, args.context, args.width, args.dtype
         )
+        if getattr(args, "task", "forward") == "train":
+            self.workload = SimulatedTrainWorkload(
+                self.allocator,
+                args.batch,
+                args.context,
+                args.width,
+                args.precision,
+                args.optimizer,
+                fail,
+            )
         env = mm.collect_environment(args.device, None, "ModuleNotFoundError: simulated", args.lang)
         env["requested_device_usable"] = True
         env["requested_device_problem"] = None
         self.environment = env
+
+
+class NamespaceCounters:
+    """TEST-ONLY counters for a real PyTorch program on the CPU, where torch.cuda has none: the
+    allocated level is every CPU tensor reachable from the program's namespace (its tensors,
+    each module's parameters, buffers and their `.grad`, each optimizer's state, lists and
+    dicts of them, a Trainer's model and optimizer), each storage counted once and rounded up to
+    512 B as the caching allocator would take it. Tensors only autograd's graph holds (saved
+    activations) are not seen, so the level is below a real allocator's; the peak is the
+    highest level read since the last reset, at the protocol's readings only. A simulation for
+    replaying the pages' examples, never a measurement."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.peak = self.reserved = 0
+        self.log: list[str] = []
+
+    def _tensors(self) -> list[Any]:
+        import torch
+
+        found: list[Any] = []
+        stack: list[Any] = list(self.namespace.values())
+        visited: set[int] = set()
+        while stack:
+            value = stack.pop()
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
+            if isinstance(value, torch.Tensor):
+                found.append(value)
+                if value.is_leaf and value.grad is not None:
+                    found.append(value.grad)
+            elif isinstance(value, torch.nn.Module):
+                stack += [*value.parameters(), *value.buffers()]
+            elif isinstance(value, torch.optim.Optimizer) or hasattr(value, "param_groups"):
+                stack += [p for group in value.param_groups for p in group["params"]]
+                stack += [v for state in value.state.values() for v in state.values()]
+            elif isinstance(value, list | tuple):
+                stack += list(value)
+            elif isinstance(value, dict):
+                stack += list(value.values())
+            elif hasattr(value, "model") and hasattr(value, "optimizer"):  # a Trainer
+                stack += [value.model, value.optimizer]
+        return found
+
+    def _level(self) -> int:
+        seen: set[int] = set()
+        total = 0
+        for tensor in self._tensors():
+            storage = tensor.untyped_storage()
+            if tensor.device.type != "cpu" or storage.nbytes() == 0:
+                continue
+            if storage.data_ptr() not in seen:
+                seen.add(storage.data_ptr())
+                total += pytorch_round_size(storage.nbytes())
+        self.peak = max(self.peak, total)
+        # Segments stay reserved (no empty_cache): reserved never falls.
+        self.reserved = max(self.reserved, -(-total // K_SMALL_BUFFER) * K_SMALL_BUFFER)
+        return total
+
+    def synchronize(self) -> None:
+        self.log.append("synchronize")
+
+    def memory_allocated(self) -> int:
+        return self._level()
+
+    def memory_reserved(self) -> int:
+        self._level()
+        return self.reserved
+
+    def max_memory_allocated(self) -> int:
+        return max(self.peak, self._level())
+
+    def max_memory_reserved(self) -> int:
+        return self.memory_reserved()
+
+    def reset_peak_memory_stats(self) -> None:
+        self.peak = 0
+        self._level()
+
+
+class _StandInStorage:
+    def __init__(self, address: int, nbytes: int) -> None:
+        self.address, self.size = address, nbytes
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def nbytes(self) -> int:
+        return self.size
+
+
+class StandInTensor:
+    """TEST-ONLY: what the lab reads of a tensor (its storage's address and size, its device,
+    shape, dtype and `.grad`), without PyTorch."""
+
+    def __init__(
+        self, address: int, numel: int, element: int, dtype: str, device: str = "cuda:0"
+    ) -> None:
+        self.storage = _StandInStorage(address, numel * element)
+        self.device = device
+        self.shape = (numel,)
+        self.dtype = f"torch.{dtype}"
+        self.requires_grad = True
+        self.grad: StandInTensor | None = None
+
+    def untyped_storage(self) -> _StandInStorage:
+        return self.storage
+
+
+class SimulatedModel:
+    """TEST-ONLY: a SimulatedTrainWorkload's parameters and gradients as a model's, and its
+    optimizer's state as an optimizer's (`param_groups`, `state`), for the Recorder's walk."""
+
+    def __init__(self, workload: SimulatedTrainWorkload) -> None:
+        self.workload = workload
+        self.param_groups = [{"params": []}]
+
+    def _tensors(self) -> list[StandInTensor]:
+        w = self.workload
+        dtype = {4: "float32", 2: "bfloat16"}[w.element]
+        numels = w.numels()
+        tensors = []
+        for i, block in enumerate(w.parameters):
+            tensor = StandInTensor(
+                1 + block.segment * 2**40 + block.offset, numels[i], w.element, dtype
+            )
+            if w.grads:
+                grad = w.grads[i]
+                tensor.grad = StandInTensor(
+                    1 + grad.segment * 2**40 + grad.offset, numels[i], w.element, dtype
+                )
+            tensors.append(tensor)
+        return tensors
+
+    def parameters(self) -> list[StandInTensor]:
+        return self._tensors()
+
+    @property
+    def state(self) -> dict[int, dict[str, StandInTensor]]:
+        w = self.workload
+        dtype = {4: "float32", 2: "bfloat16"}[w.element]
+        numels = w.numels()
+        state: dict[int, dict[str, StandInTensor]] = {}
+        for i in range(len(w.states) // 2):
+            moments = w.states[2 * i : 2 * i + 2]
+            state[i] = {
+                "step": StandInTensor(2**50 + i, 1, 4, "float32", "cpu"),
+                **{
+                    name: StandInTensor(
+                        1 + b.segment * 2**40 + b.offset, numels[i], w.element, dtype
+                    )
+                    for name, b in zip(("exp_avg", "exp_avg_sq"), moments, strict=True)
+                },
+            }
+        return state

@@ -15,7 +15,12 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from lab_support import CUBLAS_WORKSPACE_PRE_HOPPER_BYTES, SimulatedBackend, make_clock
+from lab_support import (
+    CUBLAS_WORKSPACE_PRE_HOPPER_BYTES,
+    SimulatedBackend,
+    SimulatedTrainWorkload,
+    make_clock,
+)
 
 from iteragpu.lab import mesure_memoire as mm
 
@@ -77,6 +82,9 @@ def test_check_passes_on_an_allocator_with_pytorchs_rules(
     assert sorted(p.name for p in folder.iterdir()) == [
         "readme-example.json",
         "summary.json",
+        "train-autocast-bf16-adamw.json",
+        "train-bf16-sgd.json",
+        "train-fp32-adamw.json",
         "validation+cudamallocasync.json",
         "validation+expandable-segments.json",
         "validation.json",
@@ -91,8 +99,16 @@ def test_check_passes_on_an_allocator_with_pytorchs_rules(
         "readme-example: inputs allocated equals predict",
         "existing --output: exit 3, file untouched",
         "missing device index (cuda:1): exit 2, nothing written",
+        "train-fp32-adamw: model states equal predict --task train after every phase",
+        "train-fp32-adamw: allocated after backward, optimizer_step and zero_grad of step 1 is "
+        "the predicted model states plus one remainder",
+        "train-fp32-adamw: optimizer state in host memory after step 1",
     ):
         assert names[name]["passed"] and names[name]["asserted"], name
+    assert not names["train-bf16-sgd: measure exits 0"]["asserted"]
+    assert names["train-bf16-sgd: model states equal predict --task train after every phase"][
+        "passed"
+    ]
     assert not names["validation+cudamallocasync: measure exits 0"]["asserted"]
     # the asserted runs remove the caller's allocator settings; the variants set theirs
     runs = runner.runs
@@ -127,6 +143,27 @@ def test_check_fails_when_predict_changes(
     monkeypatch.setattr(mm, "ALLOCATOR_BLOCK_BYTES", 256)
     monkeypatch.setattr(mm.round_up_to_block, "__defaults__", (256,))
     assert gpu_check.main([str(tmp_path / "r")], runner=simulated_runner(gpu_check)) == 1
+
+
+def test_check_fails_when_an_activation_outlives_backward(
+    gpu_check: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workload that keeps a tensor after backward: the remainders differ, the check fails."""
+    runner = simulated_runner(gpu_check)
+    original = SimulatedTrainWorkload.optimizer_step
+
+    def keeps(self: SimulatedTrainWorkload) -> None:
+        original(self)
+        if self.step == 1 and not getattr(self, "kept", None):
+            self.kept = self.allocator.malloc(4096)
+
+    SimulatedTrainWorkload.optimizer_step = keeps  # type: ignore[method-assign]
+    try:
+        assert gpu_check.main([str(tmp_path / "r")], runner=runner) == 1
+    finally:
+        SimulatedTrainWorkload.optimizer_step = original  # type: ignore[method-assign]
+    out = capsys.readouterr().out
+    assert "[FAIL] train-fp32-adamw: allocated after backward" in out
 
 
 def test_check_refuses_a_folder_with_files(gpu_check: ModuleType, tmp_path: Path) -> None:

@@ -315,6 +315,11 @@ def check_run_all(nb: Any, lang: str, folder: Path, why: str) -> None:
         messages["cannot_measure_here"].format(reason=why) + "\n"
     )
     assert stream_text(cell_by_tag(nb, "results")) == messages["nothing_to_show"] + "\n"
+    # the training step: nothing measured either, and said so in the reader's language
+    assert stream_text(cell_by_tag(nb, "train-measure")) == (
+        messages["cannot_measure_here"].format(reason=why) + "\n"
+    )
+    assert stream_text(cell_by_tag(nb, "train-results")) == messages["nothing_to_show"] + "\n"
     for tag, bits in (("estimate", "16"), ("estimate-4bit", "4")):
         script = run_script(
             *["estimate", "--parameters", "7000000000", "--bits", bits, "--reserve-gib", "4"],
@@ -388,6 +393,13 @@ def test_run_all_on_a_gpu_measures_in_the_readers_language(lang: str, tmp_path: 
             difference="0",
         )
         assert expected in results.splitlines()
+    # the training step: every phase of each step, the model states counted as predicted
+    training = stream_text(cell_by_tag(nb, "train-measure")).splitlines()
+    assert len(training) == 2 + 3 * 5 and all(messages["status_ok"] in line for line in training)
+    lines = stream_text(cell_by_tag(nb, "train-results")).splitlines()
+    assert len(lines) == 2 + 3 * 5 and english_sentences("\n".join(lines)) == []
+    differences = [line for line in lines if ", 0 B)" in line or " 0 B)" in line]
+    assert len(differences) == len(lines), lines
 
 
 def test_the_source_marks_its_comments_with_known_languages() -> None:

@@ -99,6 +99,7 @@ def test_full_protocol_order_per_phase() -> None:
         "exit_code": 0,
         "failed_phase": None,
         "failed_repeat": None,
+        "failed_step": None,
         "error": None,
         "complete_readings": True,
     }

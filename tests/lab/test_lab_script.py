@@ -530,3 +530,48 @@ def test_script_imports_only_the_standard_library() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module.split(".")[0])
     assert names - {"__future__"} <= set(sys.stdlib_module_names)
+
+
+# --- estimate's arguments without argparse ----------------------------------------------------
+
+# (arguments, read without argparse): the plain valid forms are; anything else is argparse's.
+ESTIMATE_ARGV = [
+    (["estimate", "--parameters", "7e9", "--bits", "16"], True),
+    (["estimate", "--bits=4.5", "--parameters=70M", "--reserve-gib", "4", "--json"], True),
+    (["estimate", "--parameters", "7B", "--bits", "16", "--reserve-gib=0.5", "--lang", "id"], True),
+    (["estimate", "--lang=id", "--parameters", "1,5B", "--bits", "4,5"], True),
+    (["estimate", "--param", "7e9", "--bits", "16"], False),  # an abbreviation
+    (["estimate", "--parameters", "7e9"], False),  # --bits missing
+    (["estimate", "--parameters", "7e9", "--bits", "16", "--bits", "8"], False),  # repeated
+    (["estimate", "--parameters", "-7", "--bits", "16"], False),
+    (["estimate", "--parameters", "7e9", "--bits", "0"], False),
+    (["estimate", "--parameters", "7e9", "--bits", "16", "extra"], False),
+    (["estimate", "--parameters", "7e9", "--bits", "16", "--help"], False),
+    (["estimate", "--parameters", "7e9", "--bits"], False),
+    (["--lang", "id", "estimate", "--parameters", "7e9", "--bits", "16"], False),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fast_path"), ESTIMATE_ARGV, ids=[" ".join(a) for a, _ in ESTIMATE_ARGV]
+)
+def test_estimate_read_without_argparse_is_read_as_argparse_reads_it(
+    argv: list[str],
+    fast_path: bool,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """estimate_arguments (the start-up's fast path) gives argparse's values or leaves the
+    arguments to argparse; what a reader sees and the exit code are the same either way."""
+    lang = mm.requested_language(argv, {})
+    fast = mm.estimate_arguments(argv, lang)
+    assert (fast is not None) == fast_path
+    if fast is not None:
+        with mm._ArgparseLanguage(lang):
+            parsed = mm.build_parser(lang, "estimate").parse_args(argv)
+        for name in ("parameters", "bits", "reserve_gib", "json"):
+            assert getattr(fast, name) == getattr(parsed, name), name
+    code = mm.main(argv, environ={})
+    seen = capsys.readouterr()
+    monkeypatch.setattr(mm, "estimate_arguments", lambda argv, lang: None)
+    assert (mm.main(argv, environ={}), capsys.readouterr()) == (code, seen)

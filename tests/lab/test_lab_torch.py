@@ -170,3 +170,16 @@ def test_real_workload_tensors_match_the_prediction(torch, dtype: str) -> None: 
     assert workload.inputs.numel() * workload.inputs.element_size() == inputs["raw_bytes"]
     [output] = prediction["kept_output"]["tensors"]
     assert list(workload.output.shape) == output["shape"]
+
+
+def test_measure_task_train_exits_2_and_writes_nothing(cpu_only, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The training step needs a GPU as the forward passes do: one line, code 2, no file."""
+    done = run_script(
+        *["measure", "--task", "train", "--device", "cuda:0", *MEASURE[:6]],
+        *["--optimizer", "sgd", "--precision", "bf16", "--output", "t.json"],
+        cwd=tmp_path,
+        isolated=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr

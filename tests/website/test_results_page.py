@@ -233,3 +233,68 @@ def test_the_example_is_labelled_and_the_chart_fits(
     page.locator("#phase-chart").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOTS / f"{lang}-results-{width}.png"))
     context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_training_example_stacks_parts_and_names_the_highest_peak(
+    page: Any, base_url: str, lang: str
+) -> None:
+    from iteragpu.docs_tools.results_page import TRAIN_RANKS, train_example_path
+
+    paths = [train_example_path(lang, rank) for rank in TRAIN_RANKS]
+    results = [json.loads(p.read_text("utf-8")) for p in paths]
+    _open(page, base_url, lang)
+    page.click("#results-example-train")
+    page.wait_for_selector("html[data-results-runs]", state="attached")
+    assert page.locator("html").get_attribute("data-results-runs") == "2"
+    for index, result in enumerate(results):
+        section = page.locator(f'#phase-chart section[data-run="{index}"]')
+        for record in result["phases"]:
+            name = record["phase"] + (f" ({record['step']})" if record["step"] else "")
+            group = section.locator(f'.results-phase[data-phase="{name}"]')
+            assert group.count() == 1, name
+            parts = record["parts"]
+            for part, key in (
+                ("parameters", "parameters_allocated_bytes"),
+                ("gradients", "gradients_allocated_bytes"),
+                ("optimizer_state", "optimizer_state_allocated_bytes"),
+                ("activations", "activations_and_temporaries_bytes"),
+            ):
+                bar = group.locator(f'rect.results-part[data-part="{part}"]')
+                assert bar.get_attribute("data-bytes") == str(parts[key]), (name, part)
+            peak = group.locator("rect.results-peak")
+            assert peak.get_attribute("data-bytes") == str(record["peak_allocated_bytes"])
+        steps = section.locator("table[data-steps] tbody tr")
+        assert steps.count() == 5  # forward, loss, backward, optimizer_step, zero_grad
+    # The process with the highest peak, in the words of iteragpu report.
+    cli = CliRunner().invoke(app, ["report", *map(str, paths), "--json"])
+    best = json.loads(cli.stdout)["highest_peak"]
+    said = page.locator("#results-differences .results-highest").inner_text()
+    assert format_number(best["peak_allocated_bytes"], 0, lang) in said and best["phase"] in said
+    assert _page_word(lang, "example_rank_label").replace("{rank}", str(best["rank"])) in said
+    # The estimate of iteragpu train, item by item, beside the counted bytes.
+    page.select_option("#results-precision", "fp32")
+    page.select_option("#results-optimizer", "adamw")
+    flags = ["--precision", "fp32", "--optimizer", "adamw", "--json"]
+    cli = CliRunner().invoke(app, ["report", *map(str, paths), *flags])
+    for index, shown in enumerate(json.loads(cli.stdout)["results"]):
+        rows = page.locator(f'#results-train section[data-run="{index}"] tbody tr')
+        items = shown["train_estimate"]["items"]
+        assert rows.count() == len(items)
+        for item in items:
+            cells = page.locator(
+                f'#results-train section[data-run="{index}"] tr[data-item="{item["item"]}"] td'
+            ).all_inner_texts()
+            assert cells == [
+                format_number(item["estimated_bytes"], 0, lang),
+                format_number(item["measured_bytes"], 0, lang),
+                format_number(abs(item["difference_bytes"]), 0, lang),
+            ]
+    page.check("#results-fused")
+    page.select_option("#results-optimizer", "adafactor")
+    refused = page.locator("#results-train [role=alert]").inner_text()
+    assert refused == _page_word(lang, "fused_refused").replace("{optimizer}", "adafactor")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    chart = page.locator('#phase-chart section[data-run="1"] svg')
+    chart.screenshot(path=str(SCREENSHOTS / f"{lang}-results-train.png"))

@@ -933,19 +933,27 @@ def _shortlist_command() -> Callable[..., None]:
 @_command(
     "report",
     N_(
-        "A lab `measure` result, phase by phase, in the reader's language, with the lab's "
-        "predictions, and the dense-weights estimate beside the allocated bytes after "
-        "model_load: the difference in bytes and as a share, explained only by what the result "
-        "records."
+        "Lab results (`measure`, or the Recorder of your own loop), phase by phase, in the "
+        "reader's language, with the lab's predictions, the parts of each phase (parameters, "
+        "gradients, optimizer state, the rest of allocated), the first training step beside the "
+        "warm ones, the dense-weights estimate beside the allocated bytes after model_load, "
+        "and, given the precision and optimizer of `iteragpu train`, its estimate of each "
+        "model-state item beside the bytes counted. Several results (one per process of a run) "
+        "are shown side by side, naming the process with the highest peak."
     ),
 )
 def _report_command() -> Callable[..., None]:
+    from iteragpu.training.records import OPTIMIZERS, PRECISIONS
+
     def report(
-        result_file: Annotated[
-            str,
+        result_files: Annotated[
+            list[str],
             typer.Argument(
-                metavar=N_("RESULT"),
-                help=N_("The lab `measure` result JSON (checked against the lab's schema)."),
+                metavar=N_("RESULT..."),
+                help=N_(
+                    "Lab result JSON files (checked against the lab's schema): one, or one per "
+                    "process of a run."
+                ),
                 show_default=False,
             ),
         ],
@@ -967,6 +975,29 @@ def _report_command() -> Callable[..., None]:
                 help=N_("Bits per stored value of the estimate; goes with --params."),
             ),
         ] = None,
+        precision: Annotated[
+            str | None,
+            typer.Option(
+                "--precision",
+                click_type=click.Choice(PRECISIONS),
+                help=N_(
+                    "As for `iteragpu train`: with --optimizer, its estimate of each model-state "
+                    "item of the recorded parameters beside the bytes counted."
+                ),
+            ),
+        ] = None,
+        optimizer: Annotated[
+            str | None,
+            typer.Option(
+                "--optimizer",
+                click_type=click.Choice(OPTIMIZERS),
+                help=N_("As for `iteragpu train`; goes with --precision."),
+            ),
+        ] = None,
+        fused: Annotated[
+            bool,
+            typer.Option("--fused", help=N_("AdamW's fused mode: its step counters on the GPU.")),
+        ] = False,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
@@ -976,10 +1007,20 @@ def _report_command() -> Callable[..., None]:
         from iteragpu.core.weights import MAX_BITS, MAX_PARAMETERS
         from iteragpu.gpus.comparison import compare
         from iteragpu.gpus.evidence import read_lab_result
+        from iteragpu.training.records import TrainRequest
 
         if (params is None) != (bits is None):
             fail(translate(N_("--params and --bits go together: give both or neither"), lang), lang)
+        if (precision is None) != (optimizer is None) or (fused and optimizer is None):
+            fail(
+                translate(
+                    N_("--precision and --optimizer go together (--fused with them): give both"),
+                    lang,
+                ),
+                lang,
+            )
         comma = reads_decimal_comma(lang)
+        request = None
         try:
             parameters = bits_value = None
             if params is not None and bits is not None:
@@ -987,18 +1028,23 @@ def _report_command() -> Callable[..., None]:
                     params, "--params", maximum=MAX_PARAMETERS, decimal_comma=comma
                 )
                 bits_value = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
-            result = read_lab_result(Path(result_file))
+            if precision is not None and optimizer is not None:
+                from iteragpu.training.states import check_request
+
+                request = TrainRequest(precision=precision, optimizer=optimizer, fused=fused)  # type: ignore[arg-type]
+                check_request(request)
+            results = [read_lab_result(Path(name)) for name in result_files]
         except InputError as error:
             refuse(error, lang)
-        comparison = compare(result, parameters, bits_value)
+        comparisons = [compare(result, parameters, bits_value) for result in results]
         if as_json:
-            from iteragpu.cli.payloads import report_json
+            from iteragpu.cli.payloads import reports_json
 
-            emit_json(report_json(result, comparison))
+            emit_json(reports_json(results, comparisons, request))
         else:
-            from iteragpu.cli.views import report_text
+            from iteragpu.cli.views import reports_text
 
-            print(report_text(result, comparison, lang))
+            print(reports_text(results, comparisons, lang, request))
 
     return report
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate
     from iteragpu.models.model import ModelSizing
+    from iteragpu.training.records import TrainRequest
 
 
 def weights_json(e: WeightsEstimate) -> dict[str, Any]:
@@ -183,7 +184,12 @@ def model_json(
 def _phase_json(p: PhaseRecord) -> dict[str, Any]:
     from iteragpu.gpus.evidence import COUNTER_KEYS
 
-    fields: dict[str, Any] = {"phase": p.phase, "repeat": p.repeat, "status": p.status}
+    fields: dict[str, Any] = {
+        "phase": p.phase,
+        "repeat": p.repeat,
+        "step": p.step,
+        "status": p.status,
+    }
     for key in COUNTER_KEYS:
         fields[key] = p.counters[key]
         fields[key.removesuffix("_bytes") + "_gib"] = _gib_text(p.counters[key])
@@ -194,19 +200,84 @@ def _phase_json(p: PhaseRecord) -> dict[str, Any]:
     )
     fields["predicted_end_allocated_bytes"] = p.predicted_end_allocated_bytes
     fields["end_allocated_difference_bytes"] = p.end_allocated_difference_bytes
+    fields["parts"] = p.parts
+    fields["predicted_model_state_bytes"] = p.predicted_model_state_bytes
+    fields["model_state_difference_bytes"] = p.model_state_difference_bytes
     return fields
 
 
-def report_json(result: LabResult, c: Comparison) -> dict[str, Any]:
+def _train_json(result: LabResult, request: TrainRequest | None) -> dict[str, Any] | None:
+    """The estimate of each model-state item beside its counted bytes (`--precision`,
+    `--optimizer`), or None when not asked."""
+    from iteragpu.cli.train_report import MEASURED_PHASE, measured_phase, train_items
+
+    if request is None:
+        return None
+    items = train_items(result, request)
+    phase = measured_phase(result)
+    return {
+        "precision": request.precision,
+        "optimizer": request.optimizer,
+        "fused": request.fused,
+        "measured_at": None if phase is None else {"phase": MEASURED_PHASE, "step": phase.step},
+        "items": None
+        if items is None
+        else [
+            {
+                "item": i.item,
+                "estimated_bytes": i.estimated_bytes,
+                "measured_bytes": i.measured_bytes,
+                "difference_bytes": i.difference_bytes,
+            }
+            for i in items
+        ],
+    }
+
+
+def reports_json(
+    results: Sequence[LabResult],
+    comparisons: Sequence[Comparison | None],
+    request: TrainRequest | None = None,
+) -> dict[str, Any]:
+    """One result's object, or for several `results` (each with its own) and `highest_peak`:
+    the rank and phase with the highest allocated peak (null when none was read)."""
+    from iteragpu.cli.train_report import highest_peak
+
+    objects = [report_json(r, c, request) for r, c in zip(results, comparisons, strict=True)]
+    if len(objects) == 1:
+        return objects[0]
+    best = highest_peak(results)
+    return {
+        "results": objects,
+        "highest_peak": None
+        if best is None
+        else {
+            "path": str(results[best.index].evidence.path),
+            "rank": results[best.index].rank,
+            "phase": best.phase,
+            "peak_allocated_bytes": best.peak_bytes,
+        },
+    }
+
+
+def report_json(
+    result: LabResult, c: Comparison | None, request: TrainRequest | None = None
+) -> dict[str, Any]:
     e = result.evidence
     return {
         "path": str(e.path),
         "device_name": e.device_name,
         "schema_version": result.schema_version,
+        "task": result.task,
+        "rank": result.rank,
+        "world_size": result.world_size,
         "outcome": e.outcome,
         "counters_unavailable_reason": result.counters_unavailable_reason,
         "phases": [_phase_json(p) for p in result.phases],
-        "estimate": {
+        "train_estimate": _train_json(result, request),
+        "estimate": None
+        if c is None
+        else {
             "parameters": c.parameters,
             "bits": exact_decimal_text(c.bits),
             "from_result": c.from_result,

@@ -16,6 +16,7 @@ from iteragpu.i18n.messages import TEXTS, message
 from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
+    from iteragpu.cli.train_report import ItemComparison
     from iteragpu.core.kv_cache import KVCacheSpec
     from iteragpu.core.quantity import Conversion
     from iteragpu.core.weights import WeightsEstimate
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.shortlist import Candidate, Requirement
     from iteragpu.models.model import ModelSizing, PartialSizing, Weights
     from iteragpu.training.plan import TrainingPlan
+    from iteragpu.training.records import TrainRequest
 
 
 DISPLAY_DECIMALS = 2
@@ -528,10 +530,15 @@ def _signed_bytes(value: int | None, lang: str) -> str:
 
 
 def _phase_name(p: PhaseRecord) -> str:
-    return p.phase if p.repeat is None else f"{p.phase} #{p.repeat}"
+    return p.name
 
 
-def report_text(result: LabResult, c: Comparison, lang: str) -> str:
+def report_text(
+    result: LabResult,
+    c: Comparison | None,
+    lang: str,
+    request: TrainRequest | None = None,
+) -> str:
     from iteragpu.gpus.evidence import COUNTER_KEYS
 
     e = result.evidence
@@ -554,7 +561,18 @@ def report_text(result: LabResult, c: Comparison, lang: str) -> str:
         for p in result.phases
         for key in COUNTER_KEYS
     ]
-    lines = [title, "", render_table(headers, rows, left_columns=2)]
+    lines = [title]
+    if result.task != "forward" or result.world_size > 1:
+        lines.append(
+            message(
+                "report_task_line",
+                lang,
+                task=result.task,
+                rank=format_number(result.rank, 0, lang),
+                world=format_number(result.world_size, 0, lang),
+            )
+        )
+    lines += ["", render_table(headers, rows, left_columns=2)]
     if result.counters_unavailable_reason is not None:
         reason = result.counters_unavailable_reason
         lines += ["", message("report_counters_unavailable", lang, reason=reason)]
@@ -574,7 +592,11 @@ def report_text(result: LabResult, c: Comparison, lang: str) -> str:
             )
     lines.append("")
     predicted = [p for p in result.phases if p.predicted_end_allocated_bytes is not None]
-    if predicted:
+    if result.task == "train":
+        lines.append(_model_state_text(result, lang))
+    elif result.task == "recorder":
+        pass  # a reader's own loop: nothing of it was predicted
+    elif predicted:
         prediction_rows = [
             [
                 _phase_name(p),
@@ -593,8 +615,162 @@ def report_text(result: LabResult, c: Comparison, lang: str) -> str:
         lines.append(render_table(prediction_headers, prediction_rows))
     else:
         lines.append(message("report_no_prediction", lang, schema=result.schema_version))
-    lines += ["", _estimate_text(c, lang)]
+    if any(p.parts is not None for p in result.phases):
+        lines += ["", _parts_text(result, lang)]
+    if any(p.step is not None for p in result.phases):
+        lines += ["", _steps_text(result, lang)]
+    lines += ["", _estimate_text(c, lang) if c is not None else message("report_no_network", lang)]
+    if request is not None:
+        lines += ["", _train_items_text(result, request, lang)]
     return "\n".join(lines)
+
+
+def _model_state_text(result: LabResult, lang: str) -> str:
+    rows = [
+        [
+            p.name,
+            _counter_cells(p.predicted_model_state_bytes, lang)[0],
+            _counter_cells(
+                None if p.parts is None else p.parts["model_state_allocated_bytes"], lang
+            )[0],
+            _signed_bytes(p.model_state_difference_bytes, lang),
+        ]
+        for p in result.phases
+    ]
+    headers = [
+        message("report_phase", lang),
+        message("report_predicted_model_state", lang),
+        message("report_counted_model_state", lang),
+        message("report_difference", lang),
+    ]
+    return "\n".join([message("report_model_state_title", lang), "", render_table(headers, rows)])
+
+
+# The parts of a phase the report shows, as allocated, then the counters they come from.
+PART_COLUMNS = (
+    ("parameters_allocated_bytes", "part_parameters"),
+    ("gradients_allocated_bytes", "part_gradients"),
+    ("optimizer_state_allocated_bytes", "part_optimizer_state"),
+    ("activations_and_temporaries_bytes", "part_activations"),
+    ("peak_excess_bytes", "part_peak_excess"),
+)
+
+
+def _parts_text(result: LabResult, lang: str) -> str:
+    rows = []
+    for p in result.phases:
+        if p.parts is None:
+            cells = [message("not_measured", lang)] * len(PART_COLUMNS)
+        else:
+            cells = [_counter_cells(p.parts[key], lang)[0] for key, _ in PART_COLUMNS]
+        rows.append([p.name, *cells, _counter_cells(p.counters["end_allocated_bytes"], lang)[0]])
+    headers = [
+        message("report_phase", lang),
+        *(message(label, lang) for _, label in PART_COLUMNS),
+        message("counter_end_allocated_bytes", lang),
+    ]
+    return "\n".join([message("report_parts_title", lang), "", render_table(headers, rows)])
+
+
+def _steps_text(result: LabResult, lang: str) -> str:
+    from iteragpu.cli.train_report import step_rows
+
+    rows = [
+        [
+            row.phase,
+            _counter_cells(row.first_peak_bytes, lang)[0],
+            _counter_cells(row.warm_peak_bytes, lang)[0],
+        ]
+        for row in step_rows(result)
+    ]
+    headers = [
+        message("report_phase", lang),
+        message("report_first_step", lang),
+        message("report_warm_steps", lang),
+    ]
+    return "\n".join([message("report_steps_title", lang), "", render_table(headers, rows)])
+
+
+def _train_items_text(result: LabResult, request: TrainRequest, lang: str) -> str:
+    from iteragpu.cli.train_report import measured_phase, train_items
+
+    title = message(
+        "report_train_title",
+        lang,
+        precision=request.precision,
+        optimizer=request.optimizer,
+        fused=message("report_train_fused", lang) if request.fused else "",
+    )
+    items = train_items(result, request)
+    if items is None:
+        return "\n".join([title, "", message("report_train_no_groups", lang)])
+    rows = [_item_row(item, lang) for item in items]
+    headers = [
+        message("figure", lang),
+        message("report_estimated", lang),
+        message("report_counted", lang),
+        message("report_difference", lang),
+    ]
+    lines = [title, "", render_table(headers, rows)]
+    if measured_phase(result) is None:
+        lines += ["", message("report_train_no_phase", lang)]
+    return "\n".join(lines)
+
+
+def _item_row(item: ItemComparison, lang: str) -> list[str]:
+    counted = item.measured_bytes
+    masters = item.item.startswith("master_")
+    return [
+        message(f"train_item_{item.item}", lang),
+        format_number(item.estimated_bytes, 0, lang),
+        message("not_counted" if masters else "not_measured", lang)
+        if counted is None
+        else format_number(counted, 0, lang),
+        _signed_bytes(item.difference_bytes, lang),
+    ]
+
+
+def reports_text(
+    results: Sequence[LabResult],
+    comparisons: Sequence[Comparison | None],
+    lang: str,
+    request: TrainRequest | None = None,
+) -> str:
+    """Each result's report, then, for several (one per rank), their allocated peaks side by
+    side and the rank with the highest."""
+    from iteragpu.cli.train_report import highest_peak, side_by_side
+
+    parts = [report_text(r, c, lang, request) for r, c in zip(results, comparisons, strict=True)]
+    if len(results) < 2:
+        return parts[0]
+    labels = [
+        message(
+            "report_run_label",
+            lang,
+            rank=format_number(r.rank, 0, lang),
+            path=str(r.evidence.path),
+        )
+        for r in results
+    ]
+    rows = [
+        [name, *(_counter_cells(peak, lang)[0] for peak in peaks)]
+        for name, peaks in side_by_side(results)
+    ]
+    table = render_table([message("report_phase", lang), *labels], rows)
+    best = highest_peak(results)
+    if best is None:
+        verdict = message("report_highest_peak_none", lang)
+    else:
+        verdict = message(
+            "report_highest_peak",
+            lang,
+            rank=format_number(results[best.index].rank, 0, lang),
+            path=str(results[best.index].evidence.path),
+            peak=format_number(best.peak_bytes, 0, lang),
+            phase=best.phase,
+        )
+    side = [message("report_side_by_side_title", lang), "", table, "", verdict]
+    return "\n\n".join([*parts, "\n".join(side)])
 
 
 def _estimate_text(c: Comparison, lang: str) -> str:

@@ -3,9 +3,11 @@
 CLI's own words for `iteragpu report` in the page's language, and the example result offered for
 a first look.
 
-The example files, `web/results-example.<code>.json`, are written by the lab on its test-only
-simulated backend (`python tests/results_support.py --write`): synthetic counters, never a
-measurement, and the page says so wherever the example appears. Its device's name says so too.
+The example files, `web/results-example.<code>.json` (forward passes) and
+`web/results-example-train.rank<R>.<code>.json` (a training run of two processes, each recorded by
+the Recorder), are written by the lab on its test-only simulated backends
+(`python tests/results_support.py --write`): synthetic counters, never a measurement, and the page
+says so wherever an example appears. Their device's name says so too.
 
 `python -m iteragpu.docs_tools.results_page LANG` prints the data (without Babel's symbols,
 which docs/hooks.py adds as the sizer gets them).
@@ -60,11 +62,44 @@ MESSAGE_KEYS = (
     "explain_segments",
     "explain_context",
     "explain_cublas",
+    # lab schema 1.3.0: the training step, the parts, several processes
+    "report_task_line",
+    "report_parts_title",
+    "part_parameters",
+    "part_gradients",
+    "part_optimizer_state",
+    "part_activations",
+    "part_peak_excess",
+    "report_steps_title",
+    "report_first_step",
+    "report_warm_steps",
+    "report_no_network",
+    "report_train_title",
+    "report_train_fused",
+    "report_estimated",
+    "report_counted",
+    "report_difference",
+    "not_counted",
+    "train_item_gradients",
+    "train_item_optimizer_gpu",
+    "train_item_optimizer_host",
+    "train_item_master_weights",
+    "train_item_master_gradients",
+    "report_train_no_groups",
+    "report_train_no_phase",
+    "report_highest_peak",
+    "report_highest_peak_none",
 )
+# The training example: one file per process of a two-process run.
+TRAIN_RANKS = (0, 1)
 
 
 def example_path(lang: str) -> Path:
     return WEB / f"results-example.{lang}.json"
+
+
+def train_example_path(lang: str, rank: int) -> Path:
+    return WEB / f"results-example-train.rank{rank}.{lang}.json"
 
 
 def results_data(lang: str) -> dict[str, Any]:
@@ -75,6 +110,8 @@ def results_data(lang: str) -> dict[str, Any]:
         "messages": {key: message(key, lang) for key in MESSAGE_KEYS},
         "example": example_path(lang).read_text("utf-8"),
         "example_name": example_path(lang).name,
+        "example_train": [train_example_path(lang, r).read_text("utf-8") for r in TRAIN_RANKS],
+        "example_train_names": [train_example_path(lang, r).name for r in TRAIN_RANKS],
     }
 
 

@@ -36,13 +36,19 @@ def model_load_phase(result: LabResult) -> PhaseRecord | None:
     return next((p for p in result.phases if p.phase == "model_load"), None)
 
 
-def compare(result: LabResult, parameters: int | None, bits: Fraction | None) -> Comparison:
+def compare(result: LabResult, parameters: int | None, bits: Fraction | None) -> Comparison | None:
     """The estimate for `parameters` x `bits` (else the network the lab recorded) beside the
-    allocated bytes after `model_load`."""
-    recorded_bits = Fraction(result.element_size_bytes * 8)
-    count = result.parameter_count if parameters is None else parameters
-    width = recorded_bits if bits is None else bits
-    from_result = count == result.parameter_count and width == recorded_bits
+    allocated bytes after `model_load`; None for a result that records no network (a
+    Recorder's) when no estimate is given."""
+    if result.parameter_count is None or result.element_size_bytes is None:
+        if parameters is None or bits is None:
+            return None
+        count, width, from_result = parameters, bits, False
+    else:
+        recorded_bits = Fraction(result.element_size_bytes * 8)
+        count = result.parameter_count if parameters is None else parameters
+        width = recorded_bits if bits is None else bits
+        from_result = count == result.parameter_count and width == recorded_bits
     exact = dense_weight_bytes(count, width)
     estimate = ceil_bytes(exact)
     phase = model_load_phase(result)
@@ -52,8 +58,9 @@ def compare(result: LabResult, parameters: int | None, bits: Fraction | None) ->
     share = None if difference is None or estimate == 0 else Fraction(difference, estimate)
     # The lab's rounding is of its own tensors: it explains nothing of another model's estimate.
     rounding = None
-    if from_result and estimate == result.predicted_parameter_bytes:
-        rounding = result.predicted_parameter_bytes_rounded_512 - result.predicted_parameter_bytes
+    rounded = result.predicted_parameter_bytes_rounded_512
+    if from_result and estimate == result.predicted_parameter_bytes and rounded is not None:
+        rounding = rounded - estimate
     unexplained = None if difference is None else difference - (rounding or 0)
     cached = None if measured is None or reserved is None else reserved - measured
     return Comparison(

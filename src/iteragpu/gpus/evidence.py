@@ -74,6 +74,22 @@ COUNTER_KEYS = (
 )
 
 
+# A phase's parts (schema 1.3.0): what the program's own tensors hold at its end, and what the
+# lab computes from them and the counters; in the order the lab writes them.
+PART_KEYS = (
+    "parameters_bytes",
+    "parameters_allocated_bytes",
+    "gradients_bytes",
+    "gradients_allocated_bytes",
+    "optimizer_state_bytes",
+    "optimizer_state_allocated_bytes",
+    "optimizer_state_host_bytes",
+    "model_state_allocated_bytes",
+    "activations_and_temporaries_bytes",
+    "peak_excess_bytes",
+)
+
+
 @dataclass(frozen=True)
 class PhaseRecord:
     """One phase as the lab recorded it; a counter not read is None, never 0."""
@@ -88,6 +104,29 @@ class PhaseRecord:
     # schema 1.1.0 and later: allocated bytes `predict` gives for the end of the phase
     predicted_end_allocated_bytes: int | None
     end_allocated_difference_bytes: int | None
+    # schema 1.3.0: the training step it belongs to (1 the first), its parts (PART_KEYS; None
+    # when not counted) and the model states `predict --task train` gives for its end
+    step: int | None = None
+    parts: dict[str, int | None] | None = None
+    predicted_model_state_bytes: int | None = None
+    model_state_difference_bytes: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The phase as the report names it: `warm_forward #2`, `backward (2)`."""
+        if self.repeat is not None:
+            return f"{self.phase} #{self.repeat}"
+        return self.phase if self.step is None else f"{self.phase} ({self.step})"
+
+
+@dataclass(frozen=True)
+class ParameterGroup:
+    """Parameters of one shape, dtype and trainability, and how many (schema 1.3.0)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    trainable: bool
+    count: int
 
 
 @dataclass(frozen=True)
@@ -97,13 +136,29 @@ class LabResult:
     evidence: Evidence
     schema_version: str
     phases: tuple[PhaseRecord, ...]
-    parameter_count: int
-    element_size_bytes: int
-    predicted_parameter_bytes: int
-    predicted_parameter_bytes_rounded_512: int
+    # the lab's network (None in a Recorder's result: the reader's model has no such record)
+    parameter_count: int | None
+    element_size_bytes: int | None
+    predicted_parameter_bytes: int | None
+    predicted_parameter_bytes_rounded_512: int | None
     counters_unavailable_reason: str | None
     # schema 1.1.0 and later: what cold_forward allocated beyond the prediction (cuBLAS first)
     cold_forward_unexplained_bytes: int | None
+    # schema 1.3.0: what was measured (forward, train, recorder), by which process of how many,
+    # the training's optimizer as recorded, and the parameters an estimate starts from
+    task: str = "forward"
+    rank: int = 0
+    world_size: int = 1
+    optimizer: str | None = None
+    precision: str | None = None
+    parameter_groups: tuple[ParameterGroup, ...] | None = None
+
+    @property
+    def peak_allocated_bytes(self) -> int | None:
+        """The highest allocated peak of any phase, or None when none was read."""
+        peaks = [p.counters["peak_allocated_bytes"] for p in self.phases]
+        read = [peak for peak in peaks if peak is not None]
+        return max(read) if read else None
 
 
 def read_evidence(path: Path) -> Evidence:
@@ -124,6 +179,8 @@ def read_lab_result(path: Path) -> LabResult:
 def _phase_record(record: dict[str, Any]) -> PhaseRecord:
     error = record["error"]
     prediction = record.get("prediction")
+    parts = record.get("parts")
+    expected = record.get("parts_prediction")
     return PhaseRecord(
         phase=record["phase"],
         repeat=record["repeat"],
@@ -138,24 +195,45 @@ def _phase_record(record: dict[str, Any]) -> PhaseRecord:
         end_allocated_difference_bytes=None
         if prediction is None
         else prediction["end_allocated_difference_bytes"],
+        step=record.get("step"),
+        parts=None if parts is None else {key: parts[key] for key in PART_KEYS},
+        predicted_model_state_bytes=None
+        if expected is None
+        else expected["model_state_allocated_bytes"],
+        model_state_difference_bytes=None
+        if expected is None
+        else expected["model_state_difference_bytes"],
     )
 
 
 def _lab_result(evidence: Evidence, result: dict[str, Any]) -> LabResult:
-    network = result["network"]
+    network = result.get("network") or {}
     prediction = result.get("prediction")
+    training = result.get("training") or {}
+    groups = result.get("parameter_groups")
     return LabResult(
         evidence=evidence,
         schema_version=result["schema_version"],
         phases=tuple(_phase_record(record) for record in result["phases"]),
-        parameter_count=network["parameter_count"],
-        element_size_bytes=network["element_size_bytes"],
-        predicted_parameter_bytes=network["predicted_parameter_bytes"],
-        predicted_parameter_bytes_rounded_512=network["predicted_parameter_bytes_rounded_512"],
+        parameter_count=network.get("parameter_count"),
+        element_size_bytes=network.get("element_size_bytes"),
+        predicted_parameter_bytes=network.get("predicted_parameter_bytes"),
+        predicted_parameter_bytes_rounded_512=network.get("predicted_parameter_bytes_rounded_512"),
         counters_unavailable_reason=result.get("counters_unavailable_reason"),
         cold_forward_unexplained_bytes=None
         if prediction is None
         else prediction["cold_forward_unexplained_bytes"],
+        task=result.get("task", "forward"),
+        rank=result.get("rank", 0),
+        world_size=result.get("world_size", 1),
+        optimizer=training.get("optimizer"),
+        precision=training.get("precision"),
+        parameter_groups=None
+        if groups is None
+        else tuple(
+            ParameterGroup(tuple(g["shape"]), g["dtype"], g["trainable"], g["count"])
+            for g in groups
+        ),
     )
 
 
@@ -217,8 +295,20 @@ def _check_sense(result: dict[str, Any]) -> None:
     - a phase's peak below its own start or end level (the lab resets the peaks after reading
       the start levels, and reads the peaks before the end levels);
     - reserved below allocated at the same reading (the caching allocator reserves every block
-      it hands out).
+      it hands out);
+    - (schema 1.3.0) a part whose bytes as allocated are below its raw bytes, or a computed part
+      that is not what its inputs give (the model states' sum, allocated minus the model states,
+      the peak minus the end level);
+    - a rank outside its world size.
     """
+    rank, world = result.get("rank"), result.get("world_size")
+    if rank is not None and world is not None and rank >= world:
+        raise EvidenceError(
+            "{where}: process {rank} is outside a run of {world} processes",
+            where="/rank",
+            rank=str(rank),
+            world=str(world),
+        )
     available = result.get("counters_unavailable_reason") is None
     for index, phase in enumerate(result["phases"]):
         at = f"/phases/{index}/"
@@ -266,6 +356,43 @@ def _check_sense(result: dict[str, Any]) -> None:
                     reserved=str(reserved),
                     allocated=str(allocated),
                 )
+        if phase.get("parts") is not None:
+            _check_parts(phase["parts"], phase, f"{at}parts/")
+
+
+def _computed_parts(parts: dict[str, Any], phase: dict[str, Any]) -> dict[str, int | None]:
+    """What the lab computes of a phase's parts from the counted ones and the counters."""
+    sums = [
+        parts[f"{part}_allocated_bytes"] for part in ("parameters", "gradients", "optimizer_state")
+    ]
+    model_state = None if None in sums else sum(sums)
+    end, peak = phase["end_allocated_bytes"], phase["peak_allocated_bytes"]
+    rest = None if end is None or model_state is None else end - model_state
+    return {
+        "model_state_allocated_bytes": model_state,
+        "activations_and_temporaries_bytes": None if rest is None or rest < 0 else rest,
+        "peak_excess_bytes": None if end is None or peak is None else peak - end,
+    }
+
+
+def _check_parts(parts: dict[str, Any], phase: dict[str, Any], at: str) -> None:
+    for part in ("parameters", "gradients", "optimizer_state"):
+        raw, allocated = parts[f"{part}_bytes"], parts[f"{part}_allocated_bytes"]
+        if raw is not None and allocated is not None and allocated < raw:
+            raise EvidenceError(
+                "{where}: {allocated} B as allocated is below the raw {raw} B",
+                where=f"{at}{part}_allocated_bytes",
+                allocated=str(allocated),
+                raw=str(raw),
+            )
+    for key, expected in _computed_parts(parts, phase).items():
+        if parts[key] != expected:
+            raise EvidenceError(
+                "{where} is {value}, not what the lab computes from the phase, {expected}",
+                where=at + key,
+                value=str(parts[key]),
+                expected=str(expected),
+            )
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -360,6 +487,10 @@ def _validate_schema(result: Any) -> None:
 def _evidence(path: Path, result: dict[str, Any]) -> Evidence:
     """Checks the schema cannot make, then the figures the short list uses."""
     device_text = result["device"]
+    if device_text == "cpu":
+        raise EvidenceError(
+            "the device is cpu: its counters were injected, not read from a GPU; not a measurement"
+        )
     _, _, suffix = device_text.partition(":")
     if len(suffix) > _MAX_INTEGER_DIGITS:  # the schema allows any number of digits
         raise EvidenceError(
@@ -406,8 +537,11 @@ def _evidence(path: Path, result: dict[str, Any]) -> Evidence:
     failed = [p for p in phases if p["status"] == "failed"]
     if outcome["status"] == "ok" and failed:
         raise EvidenceError("the outcome is ok but a phase failed")
-    if outcome["status"] == "failed" and not any(
-        p["phase"] == outcome["failed_phase"] for p in failed
+    between_phases = outcome["failed_phase"] is None and result.get("task") == "recorder"
+    if (
+        outcome["status"] == "failed"
+        and not between_phases
+        and not any(p["phase"] == outcome["failed_phase"] for p in failed)
     ):
         raise EvidenceError(
             "the outcome names {phase} as failed, but no such phase failed",

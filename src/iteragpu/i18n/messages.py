@@ -229,6 +229,61 @@ TEXTS: Final[dict[str, str]] = {
         "cold_forward allocated {workspace} B beyond the lab's prediction: library workspaces "
         "(cuBLAS first), not the model."
     ),
+    # iteragpu report: the training step, the parts, several ranks (lab schema 1.3.0)
+    "report_task_line": N_("Task {task}, process {rank} of {world}"),
+    "report_model_state_title": N_(
+        "Model states at the end of each phase: predicted (predict --task train) beside those "
+        "counted from the tensors, each tensor rounded up to 512 B"
+    ),
+    "report_predicted_model_state": N_("Predicted model states (B)"),
+    "report_counted_model_state": N_("Counted model states (B)"),
+    "report_parts_title": N_(
+        "Parts at the end of each phase, as allocated (each tensor rounded up to 512 B): "
+        "parameters, gradients and optimizer state counted from the tensors; activations and "
+        "temporaries are what allocated holds beyond them, computed"
+    ),
+    "part_parameters": N_("Parameters (B)"),
+    "part_gradients": N_("Gradients (B)"),
+    "part_optimizer_state": N_("Optimizer state (B)"),
+    "part_activations": N_("Activations and temporaries (B)"),
+    "part_peak_excess": N_("Peak above the end (B)"),
+    "report_steps_title": N_(
+        "The first step beside the warm ones: the allocated peak of each phase"
+    ),
+    "report_first_step": N_("First step (B)"),
+    "report_warm_steps": N_("Warm steps, highest (B)"),
+    "report_no_network": N_(
+        "This result records no network of the lab (a Recorder's): give --params and --bits "
+        "for a dense-weights estimate."
+    ),
+    "report_train_title": N_(
+        "Estimate of iteragpu train ({precision}, {optimizer}{fused}) for the recorded "
+        "parameters, beside the bytes counted at the end of the first step's optimizer_step"
+    ),
+    "report_train_fused": N_(", fused"),
+    "report_estimated": N_("Estimated (B)"),
+    "report_counted": N_("Counted (B)"),
+    "not_counted": N_("not counted"),
+    "train_item_gradients": N_("Gradients"),
+    "train_item_optimizer_gpu": N_("Optimizer state on the GPU"),
+    "train_item_optimizer_host": N_("Optimizer state in host memory"),
+    "train_item_master_weights": N_("Master weights"),
+    "train_item_master_gradients": N_("Master gradients"),
+    "report_train_no_groups": N_(
+        "This result records no parameters (written before schema 1.3.0, or the Recorder had "
+        "no model): no estimate per item."
+    ),
+    "report_train_no_phase": N_(
+        "No optimizer_step of the first step with its parts: the counted bytes are not measured."
+    ),
+    "report_side_by_side_title": N_(
+        "The results side by side: the allocated peak of each phase (B)"
+    ),
+    "report_run_label": N_("process {rank}: {path}"),
+    "report_highest_peak": N_(
+        "Highest allocated peak: process {rank} ({path}), {peak} B, in {phase}."
+    ),
+    "report_highest_peak_none": N_("No allocated peak was read in these results."),
     "cost": N_("Cost ({currency})"),
     "overall": N_("Overall"),
     "requirement_memory": N_("memory"),

@@ -151,6 +151,9 @@ MESSAGES = {
     "column_repeat": "반복",
     "column_status": "상태",
     "phase_error_line": "{phase} {status}: {error}",
+    "train_line": "{phase}: allocated {allocated} B, 모델 상태 {counted} B(예측 {predicted} B, "
+    "차이 {difference} B), 활성화와 임시 텐서 {rest} B",
+    "step_label": "{phase}, 스텝 {step}",
 }
 
 # %% tags=["lang-id", "messages"]
@@ -222,6 +225,9 @@ MESSAGES = {
     "column_repeat": "pengulangan",
     "column_status": "status",
     "phase_error_line": "{phase} {status}: {error}",
+    "train_line": "{phase}: allocated {allocated} B, status model {counted} B (prediksi "
+    "{predicted} B, selisih {difference} B), aktivasi dan tensor sementara {rest} B",
+    "step_label": "{phase}, langkah {step}",
 }
 
 # %% [markdown] tags=["lang-ko"]
@@ -883,6 +889,188 @@ else:
             status = MESSAGES["status_" + record["status"]]
             error_line = MESSAGES["phase_error_line"]
             print(error_line.format(phase=record["phase"], status=status, error=record["error"]))
+
+# %% [markdown] tags=["lang-ko"]
+# ## 학습 스텝 측정하기
+#
+# 같은 네트워크로 학습 스텝을 측정합니다. 입력과 같은 모양의 목표값과 평균 제곱 오차 손실을
+# 붙이고, `model_load`, `inputs` 다음에 스텝마다 `forward`, `loss`, `backward`,
+# `optimizer_step`, `zero_grad`를 각각 하나의 단계로 구획합니다. 첫 스텝은 따로 봅니다.
+# 옵티마이저(torch.optim의 AdamW 또는 SGD)는 첫 `optimizer_step`에서 상태를 만들기 때문입니다.
+#
+# 단계가 끝날 때마다 텐서를 훑어 파라미터, 그래디언트, 옵티마이저 상태가 차지한 바이트를
+# 텐서마다 512바이트로 올림해 셉니다(모델 상태). allocated에서 모델 상태를 뺀 나머지는
+# 활성화와 임시 텐서로, 계산한 값입니다. 입력과 cuBLAS 작업 공간도 여기에 들어갑니다. 모델
+# 상태는 스크립트의 `predict --task train`과 같은 규칙으로 예측해 옆에 적습니다. 그래디언트는
+# `backward`에서 생겨 `zero_grad`에서 사라지고, AdamW의 두 모멘트는 첫 `optimizer_step`에서
+# 생겨 남습니다.
+#
+# 앞의 측정 셀을 실행했다면 cuBLAS 작업 공간이 이미 있으므로 `model_load`는 0에서 시작하지
+# 않습니다. 모델 상태의 비교는 그래도 정확합니다. 결과 파일로 남기려면 스크립트의
+# `measure --task train`을 쓰고, 여러분의 루프는 스크립트의 `Recorder`로 측정하세요.
+
+# %% [markdown] tags=["lang-id"]
+# ## Mengukur langkah pelatihan
+#
+# Langkah pelatihan diukur dengan jaringan yang sama. Sebuah target berbentuk sama dengan masukan
+# dan loss galat kuadrat rata-rata ditambahkan; setelah `model_load` dan `inputs`, setiap langkah
+# dibatasi menjadi fase `forward`, `loss`, `backward`, `optimizer_step`, dan `zero_grad`.
+# Langkah pertama dilihat terpisah, karena optimizer (AdamW atau SGD dari torch.optim) membuat
+# statusnya pada `optimizer_step` pertama.
+#
+# Di akhir setiap fase, tensornya ditelusuri untuk menghitung byte parameter, gradien, dan status
+# optimizer, dengan setiap tensor dibulatkan ke atas ke 512 byte (status model). Sisa allocated
+# setelah status model dikurangkan adalah aktivasi dan tensor sementara, hasil perhitungan;
+# masukan dan ruang kerja cuBLAS juga termasuk di dalamnya. Status model diprediksi dengan aturan
+# yang sama dengan `predict --task train` pada skrip dan dicatat di sampingnya: gradien muncul
+# pada `backward` dan hilang pada `zero_grad`, dan dua momen AdamW muncul pada `optimizer_step`
+# pertama lalu tetap ada.
+#
+# Jika sel pengukuran sebelumnya sudah dijalankan, ruang kerja cuBLAS sudah ada, jadi
+# `model_load` tidak dimulai dari 0; perbandingan status model tetap tepat. Untuk menyimpan hasil
+# dalam berkas, gunakan `measure --task train` pada skrip, dan ukur loop Anda sendiri dengan
+# `Recorder` pada skrip.
+
+# %% tags=["train-functions"]
+# [ko] mesure_memoire.py에서 복제(축약)한 부분입니다: 텐서 훑기, 모델 상태의 예측, 학습 스텝.
+# [id] Disalin (dipersingkat) dari mesure_memoire.py: penelusuran tensor, prediksi status model,
+# [id] dan langkah pelatihan.
+STEP_PHASES = ("forward", "loss", "backward", "optimizer_step", "zero_grad")
+
+
+def model_states(model, optimizer, device):
+    # [ko] 장치 위의 파라미터, 그래디언트, 옵티마이저 상태: 저장소마다 한 번, 512 B로 올림
+    # [id] Parameter, gradien, dan status optimizer di perangkat: sekali per penyimpanan,
+    # [id] dibulatkan ke 512 B
+    seen = set()
+    total = 0
+    tensors = list(model.parameters())
+    tensors += [p.grad for p in model.parameters() if p.grad is not None]
+    tensors += [v for state in optimizer.state.values() for v in state.values()]
+    for tensor in tensors:
+        if not torch.is_tensor(tensor) or str(tensor.device) != device:
+            continue
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in seen:
+            seen.add(storage.data_ptr())
+            total += -(-storage.nbytes() // 512) * 512
+    return total
+
+
+def predicted_model_states(width, dtype, optimizer_name):
+    # [ko] 단계가 끝날 때의 모델 상태(첫 스텝, 그 뒤의 스텝): 그래디언트는 파라미터와 같은
+    # [ko] 모양과 형식이고, AdamW의 두 모멘트도 그렇습니다. SGD는 상태가 없습니다.
+    # [id] Status model di akhir fase (langkah pertama, langkah berikutnya): gradien berbentuk
+    # [id] dan bertipe sama dengan parameter, begitu pula dua momen AdamW; SGD tanpa status.
+    _, parameters = predicted_parameter_bytes(width, dtype)
+    states = 2 * parameters if optimizer_name == "adamw" else 0
+    first = {"forward": parameters, "loss": parameters, "backward": 2 * parameters}
+    first.update({"optimizer_step": 2 * parameters + states, "zero_grad": parameters + states})
+    warm = {
+        name: value + (states if name in ("forward", "loss", "backward") else 0)
+        for name, value in first.items()
+    }
+    return first, warm
+
+
+def run_training(device, batch, context, width, dtype, optimizer_name, steps):
+    dev = torch.device(device)
+    torch_dtype = getattr(torch, dtype)
+    state = {}
+
+    def load_model():
+        torch.manual_seed(SEED)
+        state["model"] = build_network(width, dev, torch_dtype).train()
+        optim = torch.optim.AdamW if optimizer_name == "adamw" else torch.optim.SGD
+        state["optimizer"] = optim(state["model"].parameters())
+
+    def make_inputs():
+        shape = (batch, context, width)
+        generator = torch.Generator(device=dev).manual_seed(SEED)
+        state["inputs"] = torch.randn(shape, generator=generator, device=dev, dtype=torch_dtype)
+        generator = torch.Generator(device=dev).manual_seed(SEED + 1)
+        state["target"] = torch.randn(shape, generator=generator, device=dev, dtype=torch_dtype)
+
+    def forward():
+        state["output"] = state["model"](state["inputs"])
+
+    def loss():
+        state["loss"] = torch.nn.functional.mse_loss(state["output"], state["target"])
+
+    def backward():
+        state["loss"].backward()
+        # [ko] 그래프는 해제되었습니다. 출력과 손실도 놓아 활성화가 남지 않게 합니다.
+        # [id] Grafnya sudah dilepas; keluaran dan loss juga dilepas agar tidak ada aktivasi.
+        state["output"] = state["loss"] = None
+
+    def optimizer_step():
+        state["optimizer"].step()
+
+    def zero_grad():
+        state["optimizer"].zero_grad(set_to_none=True)
+
+    steps_actions = (forward, loss, backward, optimizer_step, zero_grad)
+    actions = dict(zip(STEP_PHASES, steps_actions, strict=True))
+    plan = [("model_load", load_model, None), ("inputs", make_inputs, None)]
+    plan += [(name, actions[name], step) for step in range(1, steps + 1) for name in STEP_PHASES]
+    phases = []
+    for name, action, step in plan:
+        record = measure_phase(name, dev, action)
+        record["step"] = step
+        record["model_states"] = model_states(state["model"], state["optimizer"], str(dev))
+        phases.append(record)
+        label = name if step is None else MESSAGES["step_label"].format(phase=name, step=step)
+        print(f"{label}: {MESSAGES['status_' + record['status']]}")
+        if record["status"] != "ok":
+            break
+    return phases
+
+
+# %% tags=["train-parameters"]
+# [ko] 검증 사례의 크기로 세 스텝을 측정합니다. 옵티마이저는 "adamw" 또는 "sgd"입니다.
+# [id] Tiga langkah diukur dengan ukuran kasus validasi; optimizer "adamw" atau "sgd".
+TRAIN_OPTIMIZER = "adamw"
+TRAIN_STEPS = 3
+
+# %% tags=["train-measure"]
+# [ko] GPU 없이는 아무것도 측정하지 않습니다. 이유를 알리고, 다음 셀은 결과가 없다고 알립니다.
+# [id] Tanpa GPU tidak ada yang diukur: alasannya dicetak, dan sel berikutnya menyatakan bahwa
+# [id] tidak ada hasil.
+problem = gpu_problem(DEVICE)
+if problem is None:
+    train_phases = run_training(DEVICE, BATCH, CONTEXT, WIDTH, DTYPE, TRAIN_OPTIMIZER, TRAIN_STEPS)
+else:
+    train_phases = []
+    print(MESSAGES["cannot_measure_here"].format(reason=problem))
+
+# %% tags=["train-results"]
+# [ko] 단계마다 모델 상태(센 값, 예측, 차이)와 allocated의 나머지를 보여 줍니다.
+# [id] Untuk setiap fase: status model (dihitung, prediksi, selisih) dan sisa allocated.
+measured_training = globals().get("train_phases") or []
+if not measured_training:
+    print(MESSAGES["nothing_to_show"])
+else:
+    first, warm = predicted_model_states(WIDTH, DTYPE, TRAIN_OPTIMIZER)
+    _, parameters = predicted_parameter_bytes(WIDTH, DTYPE)
+    for record in measured_training:
+        step = record["step"]
+        predicted = parameters if step is None else (first if step == 1 else warm)[record["phase"]]
+        counted = record["model_states"]
+        allocated = record["end_allocated_bytes"]
+        rest = None if allocated is None else allocated - counted
+        phase = record["phase"]
+        if step is not None:
+            phase = MESSAGES["step_label"].format(phase=phase, step=step)
+        print(
+            MESSAGES["train_line"].format(
+                phase=phase,
+                allocated="null" if allocated is None else local_text(str(allocated)),
+                counted=local_text(str(counted)),
+                predicted=local_text(str(predicted)),
+                difference=local_text(str(counted - predicted)),
+                rest="null" if rest is None else local_text(str(rest)),
+            )
+        )
 
 # %% [markdown] tags=["lang-ko"]
 # ## 해석의 한계

@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
-"""IteraGPU Lab v1: estimate, predict, inspect the environment and measure GPU memory by phase.
+"""IteraGPU Lab v1: estimate, predict, inspect the environment and measure GPU memory by phase,
+for the lab's forward passes, its training step, or your own loop (the Recorder).
 
 `estimate`, `predict` and `environment` need only the standard library (this file runs under
-`python -I -S`); `measure` needs PyTorch and a CUDA or HIP/ROCm GPU.
+`python -I -S`); `measure` and the Recorder need PyTorch and a CUDA or HIP/ROCm GPU.
 
     python mesure_memoire.py estimate --parameters 7000000000 --bits 16 --reserve-gib 4
     python mesure_memoire.py predict --batch 1 --context 16 --width 64 --dtype float32
+    python mesure_memoire.py predict --task train --batch 1 --context 16 --width 64
     python mesure_memoire.py environment --device cuda:0
     python mesure_memoire.py measure --device cuda:0 --batch 2 --context 128 --width 1024 \
         --dtype float32 --warmup 3 --repeats 5 --output mesures.json
+    python mesure_memoire.py measure --task train --optimizer adamw --precision fp32 \
+        --device cuda:0 --batch 2 --context 128 --width 1024 --steps 3 --output train.json
+
+    from mesure_memoire import Recorder          # your own loop, this file beside it
+    with Recorder(device="cuda:0", model=model, optimizer=optimizer) as recorder:
+        with recorder.phase("backward", step=1):
+            loss.backward()
 
 Every command takes `--lang ko|id`; without it the language comes from the locale (LANGUAGE,
 LC_ALL, LC_MESSAGES, LANG: the first one set decides), and is Korean, the source language, for
@@ -18,24 +27,36 @@ that language too: the decimal comma is accepted where the language writes it (`
 Indonesian), the point everywhere. The messages live in MESSAGES at the end of this file.
 
 Counters are stored as raw bytes; a value that was not read is `null`, never 0.
+
+The sections of this file, in order:
+  Language            --lang and the locale; say() reads MESSAGES
+  Numbers             the number grammar shared with the CLI and the sizer
+  Exact arithmetic    Exact, rounding, exact decimals; estimate
+  The network         the lab's network and the allocated bytes of its forward passes (predict)
+  The training step   its model states, predicted (predict --task train)
+  The protocol        phase_protocol, the six steps (the one copy); measure_phase, run_protocol
+  Parts               tensor_parts: parameters, gradients, optimizer state walked at a phase's end
+  Recorder            the protocol around the phases of your own loop
+  Environment         Python, PyTorch, devices, driver, allocator settings
+  Command line        the commands, the safe write, the result file
+  Messages            every sentence, in each language
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
 import sys
 import time
 
 # Annotations only: importing `typing` and creating TypedDict classes costs several
 # milliseconds, and `estimate` should start about as fast as the interpreter (`nox -s bench`).
-# Modules that only some commands need (json, signal, unicodedata, platform, subprocess,
-# shutil, warnings, importlib, ctypes, threading, secrets, contextlib) are imported where
-# they are used.
+# Modules that only some commands need (argparse and re, json, signal, unicodedata, platform,
+# subprocess, shutil, warnings, importlib, ctypes, threading, secrets, contextlib) are imported
+# where they are used: a plain `estimate` never imports argparse (estimate_arguments).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    import argparse
+    from collections.abc import Callable, Iterator, Sequence
     from types import FrameType
     from typing import IO, Any, Literal, NoReturn, NotRequired, Protocol, TypedDict
 
@@ -106,6 +127,7 @@ if TYPE_CHECKING:
     class PhaseRecord(TypedDict):
         phase: str
         repeat: int | None
+        step: int | None  # the training step (1: the first), null for the forward phases
         forward_passes: int
         status: str  # ok | failed | interrupted
         peak_reset: bool
@@ -119,6 +141,22 @@ if TYPE_CHECKING:
         error: PhaseError | None
         read_errors: dict[str, str]
         prediction: NotRequired[PhasePrediction]
+        parts: NotRequired[Parts | None]
+        parts_prediction: NotRequired[dict[str, int | None]]
+
+    class Parts(TypedDict):
+        """What a phase's end holds, by part (raw bytes; *_allocated_bytes rounded to 512 B)."""
+
+        parameters_bytes: int
+        parameters_allocated_bytes: int
+        gradients_bytes: int
+        gradients_allocated_bytes: int
+        optimizer_state_bytes: int | None  # None: no optimizer given, not counted
+        optimizer_state_allocated_bytes: int | None
+        optimizer_state_host_bytes: int | None
+        model_state_allocated_bytes: int | None
+        activations_and_temporaries_bytes: int | None  # end allocated minus the parts
+        peak_excess_bytes: int | None  # peak allocated minus end allocated
 
     class OutcomeError(TypedDict):
         type: str
@@ -129,6 +167,7 @@ if TYPE_CHECKING:
         exit_code: int
         failed_phase: str | None
         failed_repeat: int | None
+        failed_step: int | None
         error: OutcomeError | None
         complete_readings: bool
 
@@ -164,10 +203,11 @@ BYTES_PER_MIB = 2**20
 
 # The single place where the lab's version lives; lab_archive.py reads it from here.
 LAB_VERSION = "v1"
-__version__ = "1.2.0"
-# 1.2.0 speaks the reader's language (--lang, the locale) and records it in the result
-# (`language`, schema 1.2.0); result.schema.json still reads 1.0.0 and 1.1.0 results.
-SCHEMA_VERSION = "1.2.0"
+__version__ = "1.3.0"
+# 1.3.0 measures a training step (--task train) and the reader's own loop (Recorder), phase by
+# phase with its parts, and records the task, the rank and the world size (schema 1.3.0);
+# result.schema.json still reads 1.0.0, 1.1.0 and 1.2.0 results.
+SCHEMA_VERSION = "1.3.0"
 TOOL_NAME = "mesure_memoire.py"
 
 # The seed of the network's initialisation and of the synthetic input.
@@ -894,7 +934,7 @@ def format_estimate_text(result: dict[str, Any], lang: str = SOURCE_LANGUAGE) ->
 
 
 # ---------------------------------------------------------------------------------------------
-# The small original dense network, and what the allocator will show for it (no PyTorch)
+# The network: the small original dense network, and what the allocator will show (no PyTorch)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1085,7 +1125,242 @@ def predict_network(
 
 
 # ---------------------------------------------------------------------------------------------
-# The measurement protocol (testable without a GPU: counters and workload are injected)
+# The training step: its model states, predicted (predict --task train; no PyTorch)
+# ---------------------------------------------------------------------------------------------
+
+TRAIN_OPTIMIZERS = ("adamw", "sgd")
+TRAIN_PRECISIONS = ("fp32", "bf16", "autocast-bf16")
+# The parameters' dtype under each precision: autocast keeps float32 weights and casts them for
+# each operation (iteragpu.training.states.weight_dtype).
+PRECISION_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "autocast-bf16": "float32"}
+# AdamW's `step`: a 0-dim float32 tensor (torch.optim.optimizer._get_scalar_dtype).
+STEP_DTYPE = "float32"
+STEP_BYTES = 4
+
+
+def train_state_items(shape: tuple[int, ...], dtype: str, optimizer: str) -> list[dict[str, Any]]:
+    """What one trainable tensor adds to a training step with torch.optim's `optimizer` (not
+    fused): its gradient, and AdamW's `exp_avg`, `exp_avg_sq` (the tensor's shape and dtype) and
+    `step` (on the host: "Deliberately host `step` on CPU if both capturable and fused are off",
+    torch/optim/adam.py); SGD without momentum keeps no state. A copy of
+    iteragpu.training.states.state_items for the lab's optimizers, which
+    tests/test_formula_copies.py pins to that original.
+
+    >>> items = train_state_items((2, 3), "float32", "adamw")
+    >>> [(i["name"], i["bytes"], i["device"]) for i in items]
+    [('grad', 24, 'gpu'), ('step', 4, 'host'), ('exp_avg', 24, 'gpu'), ('exp_avg_sq', 24, 'gpu')]
+    """
+    numel = 1
+    for size in shape:
+        numel *= size
+    tensor_bytes = numel * DTYPE_SIZES[dtype]
+
+    def item(kind: str, name: str, shape: tuple[int, ...], dtype: str, size: int, device: str):  # type: ignore[no-untyped-def]
+        return {
+            "kind": kind,
+            "name": name,
+            "shape": shape,
+            "dtype": dtype,
+            "bytes": size,
+            "device": device,
+        }
+
+    items = [item("gradient", "grad", shape, dtype, tensor_bytes, "gpu")]
+    if optimizer == "adamw":
+        items.append(item("optimizer", "step", (), STEP_DTYPE, STEP_BYTES, "host"))
+        items += [
+            item("optimizer", n, shape, dtype, tensor_bytes, "gpu")
+            for n in ("exp_avg", "exp_avg_sq")
+        ]
+    return items
+
+
+# What each phase of a step leaves alive of the model states: (gradients, optimizer state).
+# Backward creates the gradients; the optimizer's first step creates its state, which stays;
+# zero_grad(set_to_none=True) frees the gradients.
+STEP_STATES = {
+    "first_step": {
+        "forward": (False, False),
+        "loss": (False, False),
+        "backward": (True, False),
+        "optimizer_step": (True, True),
+        "zero_grad": (False, True),
+    },
+    "warm_step": {
+        "forward": (False, True),
+        "loss": (False, True),
+        "backward": (True, True),
+        "optimizer_step": (True, True),
+        "zero_grad": (False, True),
+    },
+}
+
+
+def predict_train(
+    batch: int,
+    context: int,
+    width: int,
+    precision: str,
+    optimizer: str,
+    lang: str = SOURCE_LANGUAGE,
+) -> dict[str, Any]:
+    """The model states' allocated bytes after each phase of the lab's training step, before
+    any GPU: parameters, gradients and optimizer state, each tensor rounded up to the caching
+    allocator's 512-byte blocks (the host's `step` tensors apart). Activations, temporaries and
+    library workspaces are not predicted: what `measure` finds beyond these parts.
+
+    >>> p = predict_train(1, 16, 64, "fp32", "adamw")
+    >>> [p["phases"]["first_step"][n]["model_state_allocated_bytes"] for n in STEP_PHASES]
+    [133632, 133632, 267264, 534528, 400896]
+    """
+    dtype = PRECISION_DTYPES[precision]
+    size = DTYPE_SIZES[dtype]
+    shapes = network_parameter_shapes(width)
+    parameters = _step([_tensor(n, s, size) for n, s in shapes], 0)
+    activation = (batch, context, width)
+    inputs = _step(
+        [_tensor("inputs", activation, size), _tensor("target", activation, size)],
+        parameters["allocated_bytes"],
+    )
+    items = []
+    for name, shape in shapes:
+        for state in train_state_items(shape, dtype, optimizer):
+            on_device = state["device"] == "gpu"
+            rounded = round_up_to_block(state["bytes"]) if on_device else 0
+            items.append(
+                {"tensor": name, **state, "shape": list(state["shape"]), "allocated_bytes": rounded}
+            )
+
+    def total(kind: str, field: str, device: str = "gpu") -> int:
+        return sum(i[field] for i in items if i["kind"] == kind and i["device"] == device)
+
+    def level(gradients: bool, states: bool) -> dict[str, int]:
+        parts = {
+            "parameters_allocated_bytes": parameters["added_bytes"],
+            "gradients_allocated_bytes": total("gradient", "allocated_bytes") if gradients else 0,
+            "optimizer_state_allocated_bytes": total("optimizer", "allocated_bytes")
+            if states
+            else 0,
+            "optimizer_state_host_bytes": total("optimizer", "bytes", "host") if states else 0,
+        }
+        parts["model_state_allocated_bytes"] = sum(
+            v for k, v in parts.items() if k.endswith("_allocated_bytes")
+        )
+        return parts
+
+    phases: dict[str, Any] = {"model_load": level(False, False), "inputs": level(False, False)}
+    for kind, states in STEP_STATES.items():
+        phases[kind] = {name: level(*alive) for name, alive in states.items()}
+    return {
+        "tool": TOOL_NAME,
+        "tool_version": __version__,
+        "lab_version": LAB_VERSION,
+        "command": "predict",
+        "task": "train",
+        "language": lang,
+        "dimensions": {"batch": batch, "context": context, "width": width},
+        "precision": precision,
+        "optimizer": optimizer,
+        "dtype": dtype,
+        "element_size_bytes": size,
+        "allocator": {
+            "backend": "native",
+            "block_bytes": ALLOCATOR_BLOCK_BYTES,
+            "rule": say(lang, "allocator_rule", block=local_number(ALLOCATOR_BLOCK_BYTES, lang)),
+        },
+        "parameters": parameters,
+        "inputs": inputs,
+        "state_items": items,
+        "phases": phases,
+        "not_predicted": [say(lang, key) for key in TRAIN_NOT_PREDICTED],
+    }
+
+
+# What `predict --task train` leaves out (message keys).
+TRAIN_NOT_PREDICTED = (
+    "not_predicted_activations",
+    "not_predicted_workspace",
+    "not_predicted_reserved",
+    "not_predicted_context",
+)
+
+
+def predicted_parts(prediction: dict[str, Any], phase: str, step: int | None) -> dict[str, int]:
+    """The predicted parts at the end of `phase` (of training step `step`)."""
+    phases = prediction["phases"]
+    if step is None:
+        return dict(phases[phase])
+    return dict(phases["first_step" if step == 1 else "warm_step"][phase])
+
+
+def format_train_prediction_text(prediction: dict[str, Any], lang: str = SOURCE_LANGUAGE) -> str:
+    """The `predict --task train` report in `lang`."""
+    dims = prediction["dimensions"]
+    rows = [
+        (
+            say(lang, "label_input"),
+            say(
+                lang,
+                "predict_train_input",
+                batch=local_number(dims["batch"], lang),
+                context=local_number(dims["context"], lang),
+                width=local_number(dims["width"], lang),
+                precision=prediction["precision"],
+                optimizer=prediction["optimizer"],
+                dtype=prediction["dtype"],
+            ),
+        ),
+        (say(lang, "label_rule"), prediction["allocator"]["rule"]),
+        (
+            say(lang, "label_parameters"),
+            say(
+                lang,
+                "predict_step",
+                allocated=format_bytes(prediction["parameters"]["allocated_bytes"], lang),
+                added=format_bytes(prediction["parameters"]["added_bytes"], lang),
+                raw=format_bytes(prediction["parameters"]["raw_bytes"], lang),
+                rounding=format_bytes(prediction["parameters"]["rounding_bytes"], lang),
+            ),
+        ),
+        (
+            say(lang, "label_inputs_target"),
+            say(
+                lang,
+                "predict_train_inputs",
+                added=format_bytes(prediction["inputs"]["added_bytes"], lang),
+            ),
+        ),
+    ]
+    named: list[tuple[str, int | None]] = [("model_load", None), ("inputs", None)]
+    named += [(n, step) for step in (1, 2) for n in STEP_PHASES]
+    for name, step in named:
+        parts = predicted_parts(prediction, name, step)
+        where = (
+            name
+            if step is None
+            else say(lang, "step_phase_" + ("first" if step == 1 else "warm"), phase=name)
+        )
+        rows.append(
+            (
+                where,
+                say(
+                    lang,
+                    "predict_train_level",
+                    total=format_bytes(parts["model_state_allocated_bytes"], lang),
+                    parameters=format_bytes(parts["parameters_allocated_bytes"], lang),
+                    gradients=format_bytes(parts["gradients_allocated_bytes"], lang),
+                    optimizer=format_bytes(parts["optimizer_state_allocated_bytes"], lang),
+                    host=format_bytes(parts["optimizer_state_host_bytes"], lang),
+                ),
+            )
+        )
+    rows += [(say(lang, "label_not_predicted"), item) for item in prediction["not_predicted"]]
+    title = say(lang, "predict_train_title", version=LAB_VERSION)
+    return "\n".join([title, *aligned(rows)]) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The protocol: the six steps around a phase (testable without a GPU: counters are injected)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1202,6 +1477,71 @@ class TorchWorkload:
             self.output = self.model(self.inputs)
 
 
+class TorchTrainWorkload(TorchWorkload):
+    """The lab's training step: the same network and input, a target, the mean squared error,
+    torch.optim's AdamW or SGD with their defaults (AdamW's foreach mode on a GPU, its `step`
+    on the host; SGD without momentum), under a precision of TRAIN_PRECISIONS."""
+
+    def __init__(
+        self,
+        torch: Any,
+        device: Any,
+        batch: int,
+        context: int,
+        width: int,
+        precision: str,
+        optimizer: str,
+    ) -> None:
+        super().__init__(torch, device, batch, context, width, PRECISION_DTYPES[precision])
+        self._autocast = precision == "autocast-bf16"
+        self._optimizer_name = optimizer
+        self.optimizer: Any = None
+        self.target: Any = None
+        self.loss_value: Any = None
+
+    def load_model(self) -> None:
+        super().load_model()
+        self.model.train()
+        make = self._torch.optim.AdamW if self._optimizer_name == "adamw" else self._torch.optim.SGD
+        self.optimizer = make(self.model.parameters())  # no state until its first step
+
+    def make_inputs(self) -> None:
+        super().make_inputs()
+        generator = self._torch.Generator(device=self._device).manual_seed(SEED + 1)
+        self.target = self._torch.randn(
+            self._shape, generator=generator, device=self._device, dtype=self._dtype
+        )
+
+    def _region(self) -> Any:
+        import contextlib
+
+        if not self._autocast:
+            return contextlib.nullcontext()
+        return self._torch.autocast(device_type=self._device.type, dtype=self._torch.bfloat16)
+
+    def forward(self) -> None:
+        with self._region():
+            self.output = self.model(self.inputs)
+
+    def loss(self) -> None:
+        with self._region():
+            self.loss_value = self._torch.nn.functional.mse_loss(self.output, self.target)
+
+    def backward(self) -> None:
+        self.loss_value.backward()
+        # The graph is freed; dropping the output and the loss too leaves no activation alive.
+        self.output = self.loss_value = None
+
+    def optimizer_step(self) -> None:
+        self.optimizer.step()
+
+    def zero_grad(self) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def parts(self) -> dict[str, int | None]:
+        return tensor_parts(self.model, self.optimizer, str(self._device))
+
+
 COUNTER_KEYS: tuple[CounterKey, ...] = (
     "start_allocated_bytes",
     "start_reserved_bytes",
@@ -1261,10 +1601,13 @@ def out_of_memory_kind(exc: BaseException) -> str | None:
     return "cuda" if "out of memory" in text.lower() else None
 
 
-def _new_record(phase: str, repeat: int | None, forward_passes: int) -> PhaseRecord:
+def _new_record(
+    phase: str, repeat: int | None, forward_passes: int, step: int | None = None
+) -> PhaseRecord:
     return {
         "phase": phase,
         "repeat": repeat,
+        "step": step,
         "forward_passes": forward_passes,
         "status": "ok",
         "peak_reset": False,
@@ -1333,24 +1676,22 @@ def _close_interrupted(record: PhaseRecord, source: CounterSource) -> None:
         pass  # a second interrupt: keep what was read
 
 
-def measure_phase(
-    phase: str,
+def phase_protocol(
+    record: PhaseRecord,
     source: CounterSource,
-    action: Callable[[], None],
-    *,
-    repeat: int | None = None,
-    forward_passes: int = 0,
     clock: Callable[[], int] = time.perf_counter_ns,
     lang: str = SOURCE_LANGUAGE,
-) -> PhaseRecord:
-    """Run one phase under the guide's protocol and return its record.
+) -> Iterator[None]:
+    """The guide's six steps around one phase: the only copy of the protocol, which `measure`'s
+    forward passes, its training step and the Recorder all drive.
 
     1. synchronize the device; 2. read start allocated and reserved; 3. reset the peaks;
-    4. run the phase; 5. synchronize, read both absolute peaks and both end levels, record
-    success or the error; 6. keep raw bytes, `None` (JSON null) for anything not read.
-    An interrupt (SIGINT or SIGTERM) keeps the phase, as `interrupted`, with its final readings.
+    4. run the phase: this generator yields there, once, when steps 1 to 3 succeeded (the
+    caller runs the phase, then resumes it, or throws the phase's exception into it);
+    5. synchronize, read both absolute peaks and both end levels, record success or the error;
+    6. keep raw bytes, `None` (JSON null) for anything not read. An interrupt (SIGINT or
+    SIGTERM) keeps the phase, as `interrupted`, with its final readings.
     """
-    record = _new_record(phase, repeat, forward_passes)
     step = "synchronize_before"
     try:
         try:
@@ -1371,7 +1712,7 @@ def measure_phase(
             started = clock()
             step = "run"
             try:
-                action()
+                yield
             except Exception as exc:
                 _fail(record, step, exc)
             step = "synchronize_after"
@@ -1392,6 +1733,43 @@ def measure_phase(
             "out_of_memory_kind": None,
         }
         _close_interrupted(record, source)
+
+
+def resume(steps: Iterator[None], exc: BaseException | None = None) -> None:
+    """Steps 5 and 6 of a phase_protocol that yielded: `exc` is what the phase raised."""
+    try:
+        if exc is None:
+            next(steps)
+        else:
+            steps.throw(exc)  # type: ignore[attr-defined]
+    except StopIteration:
+        pass
+
+
+def measure_phase(
+    phase: str,
+    source: CounterSource,
+    action: Callable[[], None],
+    *,
+    repeat: int | None = None,
+    forward_passes: int = 0,
+    step: int | None = None,
+    clock: Callable[[], int] = time.perf_counter_ns,
+    lang: str = SOURCE_LANGUAGE,
+) -> PhaseRecord:
+    """Run `action` as one phase under phase_protocol and return its record."""
+    record = _new_record(phase, repeat, forward_passes, step)
+    steps = phase_protocol(record, source, clock, lang)
+    try:
+        next(steps)  # steps 1 to 3; StopIteration when the phase cannot run
+    except StopIteration:
+        return record
+    try:
+        action()
+    except BaseException as exc:  # an interrupt too: the protocol records it
+        resume(steps, exc)
+    else:
+        resume(steps)
     return record
 
 
@@ -1402,93 +1780,147 @@ def _outcome(
     repeat: int | None = None,
     error: OutcomeError | None = None,
     complete_readings: bool = True,
+    step: int | None = None,
 ) -> Outcome:
     return {
         "status": status,
         "exit_code": exit_code,
         "failed_phase": phase,
         "failed_repeat": repeat,
+        "failed_step": step,
         "error": error,
         "complete_readings": complete_readings,
     }
 
 
 def _interrupted(
-    exc_type: str, phase: str, repeat: int | None, complete_readings: bool, lang: str
+    exc_type: str,
+    phase: str | None,
+    repeat: int | None,
+    complete_readings: bool,
+    lang: str,
+    step: int | None = None,
 ) -> Outcome:
     code, key = _interrupt(exc_type)
     error: OutcomeError = {"type": exc_type, "message": say(lang, key)}
-    return _outcome("interrupted", code, phase, repeat, error, complete_readings)
+    return _outcome("interrupted", code, phase, repeat, error, complete_readings, step)
+
+
+def settle(outcome: Outcome, record: PhaseRecord, lang: str) -> Outcome:
+    """The run's outcome once `record` is kept: the first failed or interrupted phase decides."""
+    if record["read_errors"]:
+        outcome["complete_readings"] = False
+    err = record["error"]
+    if outcome["status"] != "ok" or record["status"] == "ok" or err is None:
+        return outcome
+    where = (record["phase"], record["repeat"])
+    complete = outcome["complete_readings"]
+    if record["status"] == "interrupted":
+        return _interrupted(err["type"], *where, complete, lang, record["step"])
+    error: OutcomeError = {"type": err["type"], "message": err["message"]}
+    return _outcome("failed", EXIT_PHASE_FAILED, *where, error, complete, record["step"])
+
+
+# The phases of one training step, in the order they run (measure --task train, predict).
+STEP_PHASES = ("forward", "loss", "backward", "optimizer_step", "zero_grad")
+
+# One planned phase: its name, what it runs, its repeat (warm_forward), forward passes, step.
+Planned = tuple[str, "Callable[[], None]", "int | None", int, "int | None"]
+
+
+def phase_plan(workload: Any, warmup: int, repeats: int, steps: int | None) -> list[Planned]:
+    """The phases `measure` runs: the forward passes, or (`steps` given) the training steps."""
+    plan: list[Planned] = [
+        ("model_load", workload.load_model, None, 0, None),
+        ("inputs", workload.make_inputs, None, 0, None),
+    ]
+    if steps is not None:
+        for step in range(1, steps + 1):
+            plan += [
+                (n, getattr(workload, n), None, int(n == "forward"), step) for n in STEP_PHASES
+            ]
+        return plan
+
+    def warm_up() -> None:
+        for _ in range(warmup):
+            workload.forward()
+
+    plan += [
+        ("cold_forward", workload.forward, None, 1, None),
+        ("warmup", warm_up, None, warmup, None),
+    ]
+    plan += [("warm_forward", workload.forward, i, 1, None) for i in range(1, repeats + 1)]
+    return plan
 
 
 def run_protocol(
     source: CounterSource,
     workload: Workload,
     *,
-    warmup: int,
-    repeats: int,
+    warmup: int = 0,
+    repeats: int = 1,
+    steps: int | None = None,
     progress: Callable[[str], None] = lambda line: None,
     clock: Callable[[], int] = time.perf_counter_ns,
     lang: str = SOURCE_LANGUAGE,
 ) -> tuple[list[PhaseRecord], Outcome]:
-    """All phases in order; stops at the first failed or interrupted phase."""
-
-    def warm_up() -> None:
-        for _ in range(warmup):
-            workload.forward()
-
-    plan: list[tuple[str, Callable[[], None], int | None, int]] = [
-        ("model_load", workload.load_model, None, 0),
-        ("inputs", workload.make_inputs, None, 0),
-        ("cold_forward", workload.forward, None, 1),
-        ("warmup", warm_up, None, warmup),
-    ]
-    plan += [("warm_forward", workload.forward, i, 1) for i in range(1, repeats + 1)]
+    """All phases in order; stops at the first failed or interrupted phase. A workload that
+    counts its own tensors (`parts()`) gets each phase's parts recorded too."""
+    plan = phase_plan(workload, warmup, repeats, steps)
+    count_parts = getattr(workload, "parts", None)
     phases: list[PhaseRecord] = []
     outcome = _outcome()
     try:
-        for index, (name, action, repeat, passes) in enumerate(plan, start=1):
+        for index, (name, action, repeat, passes, step) in enumerate(plan, start=1):
             label = name if repeat is None else f"{name} {repeat}/{repeats}"
-            step = f"[{index}/{len(plan)}] {label}"
+            label = label if step is None else f"{name} {step}/{steps}"
+            where = f"[{index}/{len(plan)}] {label}"
             record = measure_phase(
-                name, source, action, repeat=repeat, forward_passes=passes, clock=clock, lang=lang
+                name,
+                source,
+                action,
+                repeat=repeat,
+                forward_passes=passes,
+                step=step,
+                clock=clock,
+                lang=lang,
             )
+            if count_parts is not None:
+                record["parts"] = phase_parts(record, count_parts)
             phases.append(record)
-            if record["read_errors"]:
-                outcome["complete_readings"] = False
+            outcome = settle(outcome, record, lang)
             err = record["error"]
             if record["status"] == "interrupted" and err is not None:
-                outcome = _interrupted(
-                    err["type"], name, repeat, outcome["complete_readings"], lang
-                )
-                progress(f"{step}: {err['message']}")
+                progress(f"{where}: {err['message']}")
                 break
             if record["status"] != "ok" and err is not None:
-                outcome = _outcome(
-                    "failed",
-                    EXIT_PHASE_FAILED,
-                    name,
-                    repeat,
-                    {"type": err["type"], "message": err["message"]},
-                    outcome["complete_readings"],
+                progress(
+                    f"{where}: "
+                    + say(lang, "phase_failed", error=f"{err['type']}: {err['message']}")
                 )
-                failed = say(lang, "phase_failed", error=f"{err['type']}: {err['message']}")
-                progress(f"{step}: {failed}")
                 break
-            peak = record["peak_allocated_bytes"]
-            duration = record["duration_ns"]
-            not_read = say(lang, "value_not_read")
-            milliseconds = (
-                not_read if duration is None else local_number(Exact(duration, 10**6), lang, 3)
-            )
-            peak_text = not_read if peak is None else format_bytes(peak, lang)
-            progress(f"{step}: " + say(lang, "phase_ok", ms=milliseconds, peak=peak_text))
+            progress(f"{where}: " + phase_ok_text(record, lang))
     except KeyboardInterrupt as exc:  # between two phases: the phases read so far are kept
         stopped = plan[min(len(phases), len(plan) - 1)]  # the phase that did not start
         outcome = _interrupted(
-            type(exc).__name__, stopped[0], stopped[2], outcome["complete_readings"], lang
+            type(exc).__name__,
+            stopped[0],
+            stopped[2],
+            outcome["complete_readings"],
+            lang,
+            stopped[4],
         )
     return phases, outcome
+
+
+def phase_ok_text(record: PhaseRecord, lang: str) -> str:
+    """A phase that succeeded, in one progress line: its duration and its allocated peak."""
+    peak = record["peak_allocated_bytes"]
+    duration = record["duration_ns"]
+    not_read = say(lang, "value_not_read")
+    milliseconds = not_read if duration is None else local_number(Exact(duration, 10**6), lang, 3)
+    peak_text = not_read if peak is None else format_bytes(peak, lang)
+    return say(lang, "phase_ok", ms=milliseconds, peak=peak_text)
 
 
 def phase_predictions(
@@ -1532,6 +1964,456 @@ def phase_predictions(
         ):
             unexplained = (measured_end - end) - (measured_start - start)
     return {"cold_forward_unexplained_bytes": unexplained}
+
+
+# ---------------------------------------------------------------------------------------------
+# Parts: what the program's own tensors hold at a phase's end (parameters, gradients, state)
+# ---------------------------------------------------------------------------------------------
+
+# The parts counted by walking the tensors, in raw bytes and as the caching allocator takes
+# them (each storage rounded up to 512 B), then what is computed from them and the counters.
+COUNTED_PARTS = ("parameters", "gradients", "optimizer_state")
+
+
+def tensor_parts(model: Any, optimizer: Any, device: str) -> dict[str, int | None]:
+    """The bytes the program's own tensors hold on `device` ("cuda:0", or "cpu"), by part:
+    the parameters (the model's and the optimizer's), their `.grad`, and every tensor the
+    optimizer keeps in its `state`, each storage counted once (a tied weight is one), raw and
+    rounded up to the caching allocator's 512-byte blocks as it was requested. Optimizer state
+    on the host (AdamW's `step`, unless fused or capturable) is counted apart; without an
+    optimizer its parts are None: not counted, never 0. No PyTorch import: it reads the tensors
+    it is given (`untyped_storage()`, `device`)."""
+    seen: set[tuple[str, int, int]] = set()
+    counted: dict[str, int | None] = {}
+    for part in COUNTED_PARTS:
+        counted[f"{part}_bytes"] = counted[f"{part}_allocated_bytes"] = 0
+    counted["optimizer_state_host_bytes"] = 0
+
+    def add(part: str, tensor: Any) -> None:
+        storage = tensor.untyped_storage()
+        where = str(tensor.device)
+        key = (where, storage.data_ptr(), id(storage) if storage.data_ptr() == 0 else 0)
+        if key in seen:
+            return
+        seen.add(key)
+        nbytes = int(storage.nbytes())
+        if where == device:
+            counted[f"{part}_bytes"] += nbytes  # type: ignore[operator]
+            counted[f"{part}_allocated_bytes"] += round_up_to_block(nbytes)  # type: ignore[operator]
+        elif part == "optimizer_state" and where == "cpu":
+            counted["optimizer_state_host_bytes"] += nbytes  # type: ignore[operator]
+
+    parameters = list(model.parameters()) if model is not None else []
+    groups = optimizer.param_groups if optimizer is not None else []
+    parameters += [p for group in groups for p in group["params"]]
+    for parameter in parameters:
+        add("parameters", parameter)
+    for parameter in parameters:
+        if parameter.grad is not None:
+            add("gradients", parameter.grad)
+    if optimizer is None:
+        for key in ("optimizer_state_bytes", "optimizer_state_allocated_bytes"):
+            counted[key] = None
+        counted["optimizer_state_host_bytes"] = None
+        return counted
+    for state in optimizer.state.values():
+        for value in state.values():
+            if hasattr(value, "untyped_storage"):
+                add("optimizer_state", value)
+    return counted
+
+
+def phase_parts(record: PhaseRecord, count: Callable[[], dict[str, int | None]]) -> Parts | None:
+    """The parts of `record` at its end: what `count` walks, the model states' allocated sum,
+    the rest of allocated ("activations and temporaries": end allocated minus the counted parts,
+    never below 0, null when a part or the counter is missing) and the peak's excess over the
+    end level. None when the tensors could not be walked."""
+    try:
+        counted = count()
+    except Exception:
+        return None
+    parts: dict[str, int | None] = dict(counted)
+    sums = [counted[f"{part}_allocated_bytes"] for part in COUNTED_PARTS]
+    model_state = None if None in sums else sum(s or 0 for s in sums)
+    end, peak = record["end_allocated_bytes"], record["peak_allocated_bytes"]
+    rest = None if end is None or model_state is None else end - model_state
+    parts["model_state_allocated_bytes"] = model_state
+    parts["activations_and_temporaries_bytes"] = None if rest is None or rest < 0 else rest
+    parts["peak_excess_bytes"] = None if end is None or peak is None else peak - end
+    return parts  # type: ignore[return-value]
+
+
+def parameter_groups(model: Any) -> list[dict[str, Any]] | None:
+    """The model's parameters grouped by shape, dtype and whether they train, with their count:
+    what `iteragpu report` states each one's gradient and optimizer state from."""
+    if model is None:
+        return None
+    groups: dict[tuple[Any, ...], int] = {}
+    try:
+        parameters = list({id(p): p for p in model.parameters()}.values())  # tied: once
+    except Exception:
+        return None
+    for parameter in parameters:
+        key = (
+            tuple(parameter.shape),
+            str(parameter.dtype).removeprefix("torch."),
+            bool(parameter.requires_grad),
+        )
+        groups[key] = groups.get(key, 0) + 1
+    return [
+        {"shape": list(shape), "dtype": dtype, "trainable": trainable, "count": count}
+        for (shape, dtype, trainable), count in groups.items()
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Recorder: the protocol around the phases of your own loop (`from mesure_memoire import ...`)
+# ---------------------------------------------------------------------------------------------
+
+# A phase's name in a Recorder: a word of ASCII letters, digits and `_.:-`, at most 64.
+PHASE_NAME_CHARACTERS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-"
+)
+MAX_PHASE_NAME = 64
+MAX_RANKS = 10**6
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _distributed_rank(torch: Any) -> tuple[int, int] | None:
+    """(rank, world size) of torch.distributed's default group, else of torchrun's variables
+    (RANK, WORLD_SIZE), else None."""
+    import contextlib
+
+    with contextlib.suppress(Exception):
+        distributed = torch.distributed
+        if distributed.is_available() and distributed.is_initialized():
+            return int(distributed.get_rank()), int(distributed.get_world_size())
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+    if rank and world and rank.isdigit() and world.isdigit():
+        return int(rank), int(world)
+    return None
+
+
+class Recorder:
+    """The lab's protocol around the phases of your own loop: put this file beside your code.
+
+        from mesure_memoire import Recorder
+
+        with Recorder(device="cuda:0", model=model, optimizer=optimizer) as recorder:
+            for step in range(1, 4):
+                with recorder.phase("forward", step=step):
+                    output = model(inputs)
+                ...
+
+    Each phase runs under the six steps of `phase_protocol`, the function `measure` uses, and
+    its record gets the parts the program itself can count (tensor_parts): parameters,
+    gradients and optimizer state, given the model and the optimizer (`watch` gives them later,
+    once they exist). When the `with` block ends, the result is written once, in `measure`'s
+    schema, to a new file `<output_dir>/mesures-rank<R>.json` (temporary file, fsync, link:
+    never overwritten). Each process records its own GPU: the rank and world size come from
+    torch.distributed, else torchrun's RANK and WORLD_SIZE, else 0 of 1.
+
+    An exception in a phase (out of memory included) is that phase's failure; Ctrl-C and
+    SIGTERM leave it `interrupted`. Either way the result is written, one line says so on
+    stderr, and the program ends with `measure`'s code: 4, 130 or 143. A refused call (a phase
+    opened twice, a phase inside a phase, an output folder that is a file, a result file that
+    exists) prints one line and ends it with code 2 (3 for an existing file), writing nothing.
+    `begin` and `end` open and close a phase where a `with` block cannot (a TrainerCallback:
+    `trainer_callback`); `close` writes the result and returns the code without ending.
+    `counters` replaces torch.cuda's six functions for the device (a simulation in the lab's
+    tests); its results say so (`counters_source`) and are not GPU measurements.
+    """
+
+    def __init__(
+        self,
+        device: Any = "cuda:0",
+        model: Any = None,
+        optimizer: Any = None,
+        *,
+        output_dir: str = ".",
+        rank: int | None = None,
+        world_size: int | None = None,
+        lang: str | None = None,
+        counters: CounterSource | None = None,
+    ) -> None:
+        self.lang = lang if lang in MESSAGES else locale_language()
+        self.model, self.optimizer = model, optimizer
+        self.phases: list[PhaseRecord] = []
+        self.outcome = _outcome()
+        self.path: str | None = None
+        self._open: tuple[PhaseRecord, Iterator[None] | None] | None = None
+        self._signals: InterruptSignals | None = None
+        self._closed = self._refused = False
+        self._started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._clock = time.perf_counter_ns
+        try:
+            self._setup(str(device), output_dir, rank, world_size, counters)
+        except UsageError as exc:
+            self._refuse(exc)
+
+    def _setup(
+        self, device: str, folder: str, rank: int | None, world: int | None, counters: Any
+    ) -> None:
+        torch: Any = sys.modules.get("torch")
+        why: str | None = None if torch else "ModuleNotFoundError"
+        self.counters_source = "injected"
+        if counters is None:
+            index = parse_device(device)
+            torch, why = import_torch()
+            if torch is None:
+                raise UsageError("torch_missing_for_recorder", error=why)
+            problem = device_problem(torch, index, self.lang)
+            if problem is not None:
+                raise UsageError("nothing_written", problem=problem)
+            device = f"cuda:{index}"
+            counters = TorchCounterSource(torch, torch.device("cuda", index))
+            self.counters_source = "torch.cuda"
+        elif device != "cpu":
+            device = f"cuda:{parse_device(device)}"
+        self.device = device
+        found = _distributed_rank(torch) or (0, 1)
+        self.rank = found[0] if rank is None else rank
+        self.world_size = found[1] if world is None else world
+        if not (_whole(self.rank) and _whole(self.world_size)) or not (
+            0 <= self.rank < self.world_size <= MAX_RANKS
+        ):
+            raise UsageError("rank_out_of_range", rank=repr(self.rank), world=repr(self.world_size))
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise UsageError("output_dir_is_file", folder=repr(folder))
+        self.output = os.path.join(folder, f"mesures-rank{self.rank}.json")
+        if os.path.isdir(folder):
+            check_output_path(self.output)
+        self.environment = collect_environment(device, torch, why, self.lang)
+        reason = self.environment["allocator"]["caching_disabled_reason"]
+        if reason is not None and self.counters_source == "torch.cuda":
+            counters = UnreadableCounters(counters, reason)
+        self.source: CounterSource = counters
+
+    def _refuse(self, exc: UsageError) -> NoReturn:
+        self._refused = True
+        _error(self.lang, exc.text(self.lang))
+        raise SystemExit(exc.code) from None
+
+    def watch(self, model: Any = None, optimizer: Any = None) -> None:
+        """Give the model and the optimizer whose tensors each phase counts (once they exist)."""
+        self.model = self.model if model is None else model
+        self.optimizer = self.optimizer if optimizer is None else optimizer
+
+    def phase(self, name: str, step: int | None = None) -> _RecorderPhase:
+        """`with recorder.phase("backward", step=1): ...`: one phase, measured."""
+        return _RecorderPhase(self, name, step)
+
+    def begin(self, name: str, step: int | None = None) -> None:
+        """Open a phase (steps 1 to 3 of the protocol); `end` closes it."""
+        if self._open is not None:
+            self._refuse(
+                UsageError(
+                    "phase_inside_phase", phase=repr(name), open=repr(self._open[0]["phase"])
+                )
+            )
+        if not (
+            isinstance(name, str)
+            and 0 < len(name) <= MAX_PHASE_NAME
+            and PHASE_NAME_CHARACTERS.issuperset(name)
+        ):
+            self._refuse(UsageError("phase_name_invalid", phase=shown(str(name))))
+        if step is not None and not (_whole(step) and step >= 1):
+            self._refuse(UsageError("phase_step_invalid", step=repr(step)))
+        if any(p["phase"] == name and p["step"] == step for p in self.phases):
+            self._refuse(UsageError("phase_opened_twice", phase=repr(name), step=repr(step)))
+        record = _new_record(name, None, 0, step)
+        steps: Iterator[None] | None = phase_protocol(record, self.source, self._clock, self.lang)
+        try:
+            next(steps)  # type: ignore[arg-type]
+        except StopIteration:
+            steps = None  # steps 1 to 3 failed: the phase runs unmeasured, its record says why
+        self._open = (record, steps)
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Close the open phase (steps 5 and 6); `exc` is what the phase raised, if anything."""
+        if self._open is None:
+            self._refuse(UsageError("no_phase_open"))
+        record, steps = self._open
+        self._open = None
+        if steps is not None:
+            resume(steps, exc)
+        elif exc is not None and record["error"] is None:
+            _fail(record, "run", exc)
+        record["parts"] = (
+            phase_parts(record, lambda: tensor_parts(self.model, self.optimizer, self.device))
+            if self.model is not None
+            else None
+        )
+        self.phases.append(record)
+        self.outcome = settle(self.outcome, record, self.lang)
+
+    def __enter__(self) -> Recorder:
+        self._signals = InterruptSignals().__enter__()
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, traceback: Any) -> Literal[False]:
+        signals, self._signals = self._signals, None
+        try:
+            if self._refused:  # a refusal ends the program and writes nothing
+                return False
+            if self._open is not None:
+                self.end(exc)
+            elif isinstance(exc, KeyboardInterrupt) and self.outcome["status"] == "ok":
+                complete = self.outcome["complete_readings"]
+                self.outcome = _interrupted(type(exc).__name__, None, None, complete, self.lang)
+            elif isinstance(exc, Exception) and self.outcome["status"] == "ok":
+                error: OutcomeError = {"type": type(exc).__name__, "message": _describe_error(exc)}
+                complete = self.outcome["complete_readings"]
+                self.outcome = _outcome(
+                    "failed", EXIT_PHASE_FAILED, error=error, complete_readings=complete
+                )
+            code = self.close(signals)
+        finally:
+            if signals is not None:
+                signals.__exit__(None, None, None)
+        phase_failed = any(p["status"] != "ok" for p in self.phases)
+        if isinstance(exc, Exception) and not phase_failed:
+            return False  # the program's own exception, outside the phases: it goes on
+        if code != EXIT_OK:
+            raise SystemExit(code) from None
+        return False
+
+    def result(self) -> dict[str, Any]:
+        """The result object, as `close` writes it."""
+        optimizer = self.optimizer
+        groups = getattr(optimizer, "param_groups", None) or []
+        fused = any(g.get("fused") or g.get("capturable") for g in groups) if groups else None
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": TOOL_NAME, "version": __version__, "lab_version": LAB_VERSION},
+            "language": self.lang,
+            "task": "recorder",
+            "command_line": list(sys.argv) if sys.argv and sys.argv[0] else [TOOL_NAME],
+            "started_utc": self._started,
+            "device": self.device,
+            "rank": self.rank,
+            "world_size": self.world_size,
+            "counters_source": self.counters_source,
+            "units": {
+                "memory": say(self.lang, "units_memory"),
+                "duration": say(self.lang, "units_duration"),
+            },
+            "counters": {key: say(self.lang, f"counter_{key}") for key in COUNTER_KEYS},
+            "counters_unavailable_reason": getattr(self.source, "reason", None),
+            "training": {
+                "optimizer": None if optimizer is None else type(optimizer).__name__,
+                "precision": None,
+                "fused": fused,
+                "steps": max(
+                    (p["step"] for p in self.phases if p["step"] is not None), default=None
+                ),
+                "prediction": None,
+            },
+            "parameter_groups": parameter_groups(self.model),
+            "environment": self.environment,
+            "phases": self.phases,
+            "outcome": self.outcome,
+        }
+
+    def close(self, signals: InterruptSignals | None = None) -> int:
+        """Write the result (once) and return `measure`'s exit code for it; one line on stderr
+        says where it went, or why it could not be written (the code is then 5, or 3)."""
+        import json
+
+        if self._closed:
+            return self.outcome["exit_code"]
+        self._closed = True
+        folder = os.path.dirname(self.output) or "."
+        status = say(self.lang, f"status_{self.outcome['status']}")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            text = json.dumps(self.result(), indent=2, ensure_ascii=False) + "\n"
+            if signals is None:
+                publish_new_file(self.output, text)
+            else:
+                with signals.deferred_while():
+                    publish_new_file(self.output, text)
+        except UsageError as exc:
+            _error(self.lang, exc.text(self.lang))
+            return exc.code
+        except OSError as exc:
+            _error(
+                self.lang,
+                say(self.lang, "cannot_write", path=repr(self.output), error=_describe_error(exc)),
+            )
+            return EXIT_OUTPUT_ERROR
+        self.path = self.output
+        code = self.outcome["exit_code"]
+        if code != EXIT_OK and self.outcome["error"] is not None:
+            phase = self.outcome["failed_phase"] or say(self.lang, "between_phases")
+            message = self.outcome["error"]["message"]
+            _error(
+                self.lang,
+                say(
+                    self.lang,
+                    "phase_outcome",
+                    phase=phase,
+                    status=status,
+                    message=message,
+                    path=self.output,
+                ),
+            )
+        else:
+            _progress(say(self.lang, "wrote", path=self.output, status=status))
+        return code
+
+    def trainer_callback(self) -> Any:
+        """A transformers.TrainerCallback that measures Trainer's own steps with this recorder:
+        `forward_backward` (Trainer.training_step: forward, loss, backward, then gradient
+        clipping), `optimizer_step` and `zero_grad` (the scheduler's step and model.zero_grad),
+        each with the step it belongs to (Trainer's global_step + 1). It gives the recorder
+        Trainer's model and optimizer when training begins. Keep `trainer.train()` inside
+        `with recorder:` so that a failure is recorded and the result written."""
+        import importlib
+
+        base: Any = importlib.import_module("transformers").TrainerCallback
+
+        def begin(name: str) -> Callable[..., None]:
+            def event(callback: Any, args: Any, state: Any, control: Any, **kw: Any) -> None:
+                if self._open is not None:
+                    self.end()
+                if name:
+                    self.begin(name, step=state.global_step + 1)
+
+            return event
+
+        def watch(callback: Any, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.watch(kw.get("model"), kw.get("optimizer"))
+
+        events = {
+            "on_train_begin": watch,
+            "on_step_begin": begin("forward_backward"),
+            "on_pre_optimizer_step": begin("optimizer_step"),
+            "on_optimizer_step": begin("zero_grad"),
+            "on_step_end": begin(""),  # closes zero_grad: global_step has just been counted
+        }
+        return type("RecorderCallback", (base,), events)()
+
+
+class _RecorderPhase:
+    """`with recorder.phase(name, step=...)`: begin on entry, end on exit (the exception, if
+    any, is the phase's and goes on)."""
+
+    def __init__(self, recorder: Recorder, name: str, step: int | None) -> None:
+        self.recorder, self.name, self.step = recorder, name, step
+
+    def __enter__(self) -> PhaseRecord:
+        self.recorder.begin(self.name, self.step)
+        assert self.recorder._open is not None
+        return self.recorder._open[0]
+
+    def __exit__(self, kind: Any, exc: BaseException | None, traceback: Any) -> Literal[False]:
+        if not self.recorder._refused:
+            self.recorder.end(exc)
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1654,6 +2536,8 @@ def _file_first_line(path: str, pattern: str) -> str | None:
             text = handle.read(4096)
     except OSError:
         return None
+    import re
+
     match = re.search(pattern, text)
     return match.group(1) if match else None
 
@@ -2032,6 +2916,7 @@ def format_environment_text(env: dict[str, Any], lang: str = SOURCE_LANGUAGE) ->
 # ---------------------------------------------------------------------------------------------
 
 COMMANDS = ("estimate", "predict", "environment", "measure")
+TASKS = ("forward", "train")
 
 # Bounds checked when the arguments are parsed (documented in the READMEs):
 MAX_PARAMETERS = 10**15  # a thousand times the largest models of the guides' era
@@ -2040,18 +2925,6 @@ MAX_RESERVE_GIB = 2**20  # 1 PiB
 MAX_DIMENSION = 2**31 - 1  # batch, context and width: a tensor dimension PyTorch indexes
 MAX_WARMUP = 10**6
 MAX_REPEATS = 10**4  # one record per repeat
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose usage errors are one line in the reader's language."""
-
-    def __init__(self, *args: Any, lang: str = SOURCE_LANGUAGE, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lang = lang
-
-    def error(self, message: str) -> NoReturn:
-        # One line, no usage block, no traceback.
-        self.exit(EXIT_UNAVAILABLE, error_line(self.lang, self.prog, message) + "\n")
 
 
 _COLUMNS: list[int] = []  # the terminal's width, read once
@@ -2092,21 +2965,36 @@ def wrapped(text: str, width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-class _Formatter(argparse.HelpFormatter):
-    """Help with the terminal's width (argparse would import shutil for it), wrapped by terminal
-    cells rather than characters, so that Korean lines fit too; the exit-code epilog (several
-    lines) is kept as written."""
+def _argparse_classes() -> tuple[type[argparse.ArgumentParser], type[argparse.HelpFormatter]]:
+    """argparse's parser, whose usage errors are one line in the reader's language, and a help
+    formatter with the terminal's width (argparse would import shutil for it), wrapped by
+    terminal cells rather than characters, so that Korean lines fit too; the exit-code epilog
+    (several lines) is kept as written. Defined on first use: argparse is not imported until a
+    parser is needed."""
+    import argparse
 
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=_terminal_columns() - 2)
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, lang: str = SOURCE_LANGUAGE, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.lang = lang
 
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        return wrapped(text, width)
+        def error(self, message: str) -> NoReturn:
+            # One line, no usage block, no traceback.
+            self.exit(EXIT_UNAVAILABLE, error_line(self.lang, self.prog, message) + "\n")
 
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" in text:
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return "\n".join(indent + line for line in wrapped(text, width - len(indent)))
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str) -> None:
+            super().__init__(prog, width=_terminal_columns() - 2)
+
+        def _split_lines(self, text: str, width: int) -> list[str]:
+            return wrapped(text, width)
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            if "\n" in text:
+                return "".join(indent + line for line in text.splitlines(keepends=True))
+            return "\n".join(indent + line for line in wrapped(text, width - len(indent)))
+
+    return Parser, Formatter
 
 
 class _ArgparseLanguage:
@@ -2126,12 +3014,16 @@ class _ArgparseLanguage:
         return self.gettext(singular if count == 1 else plural)
 
     def __enter__(self) -> _ArgparseLanguage:
+        import argparse
+
         self.saved = (getattr(argparse, "_"), getattr(argparse, "ngettext"))  # noqa: B009
         setattr(argparse, "_", self.gettext)  # noqa: B010
         setattr(argparse, "ngettext", self.ngettext)  # noqa: B010
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        import argparse
+
         if self.saved is not None:
             setattr(argparse, "_", self.saved[0])  # noqa: B010
             setattr(argparse, "ngettext", self.saved[1])  # noqa: B010
@@ -2142,12 +3034,16 @@ def _argument_type(parse: Callable[[str, str], Any], lang: str) -> Callable[[str
         try:
             return parse(text, lang)
         except NumberError as exc:
+            import argparse
+
             raise argparse.ArgumentTypeError(exc.text(lang)) from None
 
     return convert
 
 
 def _add_lang(p: argparse.ArgumentParser, lang: str) -> None:
+    import argparse
+
     p.add_argument(
         "--lang",
         choices=sorted(MESSAGES),
@@ -2168,9 +3064,10 @@ def _add_dimensions(p: argparse.ArgumentParser, lang: str) -> None:
         p.add_argument(
             f"--{name}", type=dimension, required=True, metavar="N", help=say(lang, f"{name}_help")
         )
-    p.add_argument(
-        "--dtype", choices=sorted(DTYPE_SIZES), default="float32", help=say(lang, "dtype_help")
-    )
+    p.add_argument("--dtype", choices=sorted(DTYPE_SIZES), help=say(lang, "dtype_help"))
+    p.add_argument("--task", choices=TASKS, default="forward", help=say(lang, "task_help"))
+    p.add_argument("--optimizer", choices=TRAIN_OPTIMIZERS, help=say(lang, "optimizer_help"))
+    p.add_argument("--precision", choices=TRAIN_PRECISIONS, help=say(lang, "precision_help"))
 
 
 def _estimate_options(p: argparse.ArgumentParser, lang: str) -> None:
@@ -2203,6 +3100,62 @@ def _estimate_options(p: argparse.ArgumentParser, lang: str) -> None:
     p.set_defaults(handler=cmd_estimate)
 
 
+class Arguments:
+    """A command's arguments read without argparse (estimate_arguments), as argparse's
+    Namespace holds them."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+def estimate_arguments(argv: Sequence[str], lang: str) -> Any:
+    """`estimate`'s arguments read without argparse when they are plainly valid: the command,
+    then --parameters and --bits, --reserve-gib at most once, each with its value (`--bits 16`
+    or `--bits=16`), --json, --lang CODE. Anything else (help, an abbreviation, a repeated or
+    missing option, a value the grammar refuses) gives None, and argparse reads and answers it:
+    importing argparse costs a quarter of `estimate`'s start-up. tests/lab/test_lab_script.py
+    pins the two readings together."""
+    if not argv or argv[0] != "estimate":
+        return None
+    readers: dict[str, Callable[[str], Any]] = {
+        "--parameters": lambda t: parse_count(t, lang, maximum=MAX_PARAMETERS),
+        "--bits": lambda t: parse_decimal(t, lang, maximum=MAX_BITS, allow_zero=False),
+        "--reserve-gib": lambda t: parse_decimal(t, lang, maximum=MAX_RESERVE_GIB, allow_zero=True),
+    }
+    values: dict[str, Any] = {"json": False}
+    words = iter(argv[1:])
+    for word in words:
+        name, equals, value = word.partition("=")
+        if word == "--json":
+            values["json"] = True
+            continue
+        if name not in (*readers, "--lang") or name in values:
+            return None
+        if not equals:
+            value = next(words, "-")
+        if value.startswith("-"):
+            return None
+        if name == "--lang":
+            if value not in MESSAGES:
+                return None
+            values[name] = value
+            continue
+        try:
+            values[name] = readers[name](value)
+        except NumberError:
+            return None
+    if "--parameters" not in values or "--bits" not in values:
+        return None
+    return Arguments(
+        command="estimate",
+        handler=cmd_estimate,
+        parameters=values["--parameters"],
+        bits=values["--bits"],
+        reserve_gib=values.get("--reserve-gib", Exact(0)),
+        json=values["json"],
+    )
+
+
 def _predict_options(p: argparse.ArgumentParser, lang: str) -> None:
     _add_dimensions(p, lang)
     _add_json(p, lang, "predict_json_help")
@@ -2223,15 +3176,49 @@ def _measure_options(p: argparse.ArgumentParser, lang: str) -> None:
     )
     _add_dimensions(p, lang)
     count = _argument_type(lambda t, lg: parse_whole(t, lg, minimum=0, maximum=MAX_WARMUP), lang)
-    p.add_argument("--warmup", type=count, default=3, metavar="N", help=say(lang, "warmup_help"))
+    p.add_argument("--warmup", type=count, metavar="N", help=say(lang, "warmup_help"))
     repeats = _argument_type(lambda t, lg: parse_whole(t, lg, minimum=1, maximum=MAX_REPEATS), lang)
-    p.add_argument(
-        "--repeats", type=repeats, default=5, metavar="N", help=say(lang, "repeats_help")
-    )
+    p.add_argument("--repeats", type=repeats, metavar="N", help=say(lang, "repeats_help"))
+    p.add_argument("--steps", type=repeats, metavar="N", help=say(lang, "steps_help"))
     p.add_argument(
         "--output", required=True, metavar=say(lang, "file_metavar"), help=say(lang, "output_help")
     )
     p.set_defaults(handler=cmd_measure)
+
+
+def resolve_task(args: argparse.Namespace) -> None:
+    """Fill the defaults of `args.task` in place, and refuse (exit 2) what does not go with
+    it: a training option without `--task train`, a forward one with it, a dtype that is not
+    the one `--precision` trains in."""
+    measure = args.command == "measure"
+    train_options = ["--optimizer", "--precision"] + (["--steps"] if measure else [])
+    forward_options = ["--warmup", "--repeats"] if measure else []
+    given = {o for o in train_options + forward_options if getattr(args, o[2:]) is not None}
+    if args.task == "forward":
+        if given & set(train_options):
+            raise UsageError("needs_task_train", option=min(given & set(train_options)))
+        args.dtype = args.dtype or "float32"
+        if measure:
+            args.warmup = 3 if args.warmup is None else args.warmup
+            args.repeats = 5 if args.repeats is None else args.repeats
+            args.steps = None
+        return
+    if given & set(forward_options):
+        raise UsageError("forward_option_with_train", option=min(given & set(forward_options)))
+    args.optimizer = args.optimizer or "adamw"
+    args.precision = args.precision or "fp32"
+    trained = PRECISION_DTYPES[args.precision]
+    if args.dtype not in (None, trained):
+        raise UsageError(
+            "train_dtype",
+            dtype=args.dtype,
+            precision=args.precision,
+            trained=trained,
+            optimizer=args.optimizer,
+        )
+    args.dtype = trained
+    if measure:
+        args.steps = 3 if args.steps is None else args.steps
 
 
 _OPTIONS: dict[str, Callable[[argparse.ArgumentParser, str], None]] = {
@@ -2257,16 +3244,19 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(lang: str = SOURCE_LANGUAGE, command: str | None = None) -> _Parser:
+def build_parser(
+    lang: str = SOURCE_LANGUAGE, command: str | None = None
+) -> argparse.ArgumentParser:
     """The parser in `lang`. Every command is listed; only `command`'s options are declared
     (building all four costs start-up), so its --help is complete, and a run parses exactly as
     with every command built. Call it inside `_ArgparseLanguage(lang)`."""
+    parser_class, formatter_class = _argparse_classes()
     common: dict[str, Any] = {
         "epilog": say(lang, "epilog"),
-        "formatter_class": _Formatter,
+        "formatter_class": formatter_class,
         "lang": lang,
     }
-    parser = _Parser(
+    parser = parser_class(
         prog=os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else TOOL_NAME,
         description=say(lang, "description", version=LAB_VERSION),
         **common,
@@ -2308,6 +3298,16 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
+    resolve_task(args)
+    if args.task == "train":
+        trained = predict_train(
+            args.batch, args.context, args.width, args.precision, args.optimizer, args.lang
+        )
+        if args.json:
+            _print_json(trained, sys.stdout)
+        else:
+            sys.stdout.write(format_train_prediction_text(trained, args.lang))
+        return EXIT_OK
     prediction = predict(args.batch, args.context, args.width, args.dtype, args.lang)
     if args.json:
         _print_json(prediction, sys.stdout)
@@ -2345,6 +3345,16 @@ class _TorchBackend:
         self.workload: Workload = TorchWorkload(
             torch, torch_device, args.batch, args.context, args.width, args.dtype
         )
+        if getattr(args, "task", "forward") == "train":
+            self.workload = TorchTrainWorkload(
+                torch,
+                torch_device,
+                args.batch,
+                args.context,
+                args.width,
+                args.precision,
+                args.optimizer,
+            )
 
 
 def torch_backend(args: argparse.Namespace) -> Backend:
@@ -2365,6 +3375,8 @@ def check_output_path(path: str, *, meanwhile: bool = False) -> None:
         key = "output_created_meanwhile" if meanwhile else "output_exists"
         raise UsageError(key, EXIT_OUTPUT_EXISTS, path=repr(path))
     parent = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise UsageError("output_folder_is_file", path=repr(path), folder=repr(parent))
     if not os.path.isdir(parent):
         raise UsageError("output_folder_missing", path=repr(path), folder=repr(parent))
     if not os.access(parent, os.W_OK | os.X_OK):
@@ -2529,28 +3541,34 @@ def build_result(
     outcome: Outcome,
     started_utc: str,
     counters_unavailable: str | None = None,
+    counters_source: str = "torch.cuda",
 ) -> dict[str, Any]:
     """The result file's object: raw readings, the prediction beside them, and prose (the
     descriptions of the counters and units, the notes) in the run's language, `language`."""
     lang = args.lang
     prediction = predict(args.batch, args.context, args.width, args.dtype, lang)
-    summary = phase_predictions(prediction, phases)
     network = predict_network(args.width, args.dtype, args.batch, args.context, lang)
     for record in phases:
         if record["phase"] == "model_load":
             network["allocated_after_model_load_bytes"] = record["end_allocated_bytes"]
-    return {
+    train = args.task == "train"
+    result: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__, "lab_version": LAB_VERSION},
         "language": lang,
+        "task": args.task,
         "command_line": list(argv),
         "started_utc": started_utc,
         "device": args.device,
+        "rank": 0,
+        "world_size": 1,
+        "counters_source": counters_source,
         "dimensions": {"batch": args.batch, "context": args.context, "width": args.width},
         "dtype": args.dtype,
         "policy": {
             "warmup_passes": args.warmup,
             "repeats": args.repeats,
+            "steps": args.steps,
             "single_process": True,
             "empty_cache_between_phases": False,
             "phase_boundaries": say(lang, "policy_phase_boundaries"),
@@ -2562,7 +3580,10 @@ def build_result(
         "counters": {key: say(lang, f"counter_{key}") for key in COUNTER_KEYS},
         "counters_unavailable_reason": counters_unavailable,
         "network": network,
-        "prediction": {
+    }
+    if not train:
+        summary = phase_predictions(prediction, phases)
+        result["prediction"] = {
             "model_load_allocated_bytes": prediction["phases"]["model_load"]["allocated_bytes"],
             "inputs_allocated_bytes": prediction["phases"]["inputs"]["allocated_bytes"],
             "kept_output_allocated_bytes": prediction["kept_output"]["allocated_bytes"],
@@ -2570,11 +3591,43 @@ def build_result(
             "cold_forward_unexplained_bytes": summary["cold_forward_unexplained_bytes"],
             "cold_forward_unexplained_meaning": say(lang, "unexplained_meaning"),
             "not_predicted": prediction["not_predicted"],
-        },
-        "environment": environment,
-        "phases": phases,
-        "outcome": outcome,
-    }
+        }
+        result["training"] = result["parameter_groups"] = None
+    else:
+        trained = predict_train(
+            args.batch, args.context, args.width, args.precision, args.optimizer, lang
+        )
+        for record in phases:
+            expected: dict[str, int | None] = dict(
+                predicted_parts(trained, record["phase"], record["step"])
+            )
+            parts = record.get("parts")
+            measured = None if parts is None else parts["model_state_allocated_bytes"]
+            total = expected["model_state_allocated_bytes"]
+            expected["model_state_difference_bytes"] = (
+                None if measured is None or total is None else measured - total
+            )
+            record["parts_prediction"] = expected
+        result["training"] = {
+            "optimizer": args.optimizer,
+            "precision": args.precision,
+            "fused": False,
+            "steps": args.steps,
+            "prediction": {
+                "phases": trained["phases"],
+                "inputs_allocated_bytes": trained["inputs"]["added_bytes"],
+                "rule": trained["allocator"]["rule"],
+                "not_predicted": trained["not_predicted"],
+            },
+        }
+        result["parameter_groups"] = [
+            {"shape": list(shape), "dtype": args.dtype, "trainable": True, "count": 1}
+            for _, shape in network_parameter_shapes(args.width)
+        ]
+    result["environment"] = environment
+    result["phases"] = phases
+    result["outcome"] = outcome
+    return result
 
 
 def cmd_measure(
@@ -2587,6 +3640,7 @@ def cmd_measure(
     import signal
 
     lang = args.lang
+    resolve_task(args)
     check_output_path(args.output)  # before anything else, PyTorch included
     try:
         parse_device(args.device)
@@ -2597,19 +3651,31 @@ def cmd_measure(
         # PyTorch takes seconds to load: look again before spending GPU time.
         check_output_path(args.output, meanwhile=True)
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _progress(
-            say(
+        sizes = {
+            "device": args.device,
+            "batch": local_number(args.batch, lang),
+            "context": local_number(args.context, lang),
+            "width": local_number(args.width, lang),
+            "dtype": args.dtype,
+        }
+        if args.task == "train":
+            line = say(
+                lang,
+                "measuring_train",
+                **sizes,
+                precision=args.precision,
+                optimizer=args.optimizer,
+                steps=local_number(args.steps, lang),
+            )
+        else:
+            line = say(
                 lang,
                 "measuring",
-                device=args.device,
-                batch=local_number(args.batch, lang),
-                context=local_number(args.context, lang),
-                width=local_number(args.width, lang),
-                dtype=args.dtype,
+                **sizes,
                 warmup=local_number(args.warmup, lang),
                 repeats=local_number(args.repeats, lang),
             )
-        )
+        _progress(line)
         source = backend.source
         unavailable = source.reason if isinstance(source, UnreadableCounters) else None
         if unavailable:
@@ -2619,13 +3685,21 @@ def cmd_measure(
             backend.workload,
             warmup=args.warmup,
             repeats=args.repeats,
+            steps=args.steps,
             progress=_progress,
             clock=clock,
             lang=lang,
         )
         with signals.deferred_while():
             result = build_result(
-                args, argv, backend.environment, phases, outcome, started, unavailable
+                args,
+                argv,
+                backend.environment,
+                phases,
+                outcome,
+                started,
+                unavailable,
+                getattr(backend, "counters_source", "torch.cuda"),
             )
             publish_new_file(args.output, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         if signals.deferred is not None:
@@ -2674,9 +3748,11 @@ def main(
     the locale's variables in `environ`)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     lang = requested_language(args_list, environ)
+    args = estimate_arguments(args_list, lang)
     try:
-        with _ArgparseLanguage(lang):
-            args = build_parser(lang, chosen_command(args_list)).parse_args(args_list)
+        if args is None:
+            with _ArgparseLanguage(lang):
+                args = build_parser(lang, chosen_command(args_list)).parse_args(args_list)
     except SystemExit as exc:  # --help, --version or a one-line usage error
         return exc.code if isinstance(exc.code, int) else EXIT_UNAVAILABLE
     args.lang = lang
@@ -2726,7 +3802,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "parameters_help": "파라미터 수. 예: 7000000000, 7e9, 7B (최대 {maximum})",
         "bits_help": "값당 비트 수. 예: 16, 4.5 (최대 {maximum})",
         "reserve_help": "가정한 여유분(GiB, 기본값 0, 최대 {maximum})",
-        "predict_help": "model_load와 inputs 뒤의 allocated 바이트 예측(표준 라이브러리만 사용)",
+        "predict_help": "model_load와 inputs 뒤의 allocated 바이트 예측, --task train이면 단계마다 "
+        "모델 상태의 allocated 바이트 예측(표준 라이브러리만 사용)",
         "predict_description": "measure의 네트워크와 입력에 대해 PyTorch의 기본 캐싱 할당자가 "
         "model_load와 inputs가 끝난 뒤 보여 줄 allocated 바이트를 계산합니다. 각 텐서를 "
         "{block} B의 배수로 올림합니다. cuBLAS/cuBLASLt 작업 공간, 임시 텐서, reserved "
@@ -2740,14 +3817,24 @@ MESSAGES: dict[str, dict[str, str]] = {
         "environment_description": "환경을 보고합니다. 요청한 장치를 측정할 수 있을 때만 0으로 "
         "끝납니다. 여유 메모리는 요청한 장치에만 묻습니다.",
         "device_help_environment": "점검할 장치(기본값 cuda:0)",
-        "measure_help": "실습용 소형 밀집 네트워크를 단계별로 측정합니다(PyTorch와 GPU 필요)",
+        "measure_help": "실습용 소형 밀집 네트워크의 순전파나 학습 스텝을 단계별로 측정합니다"
+        "(PyTorch와 GPU 필요)",
         "measure_description": "합성 (batch, context, width) 입력으로 model_load, inputs, "
-        "cold_forward, warmup, warm_forward 단계를 측정하고 반복마다 따로 기록합니다. context는 "
-        "텐서의 한 차원일 뿐, LLM의 컨텍스트 길이가 아닙니다. 원시 바이트와 predict의 예측을 새 "
-        "JSON 파일에 씁니다. 같은 폴더의 임시 파일에 먼저 쓴 다음, 덮어쓰지 않고 게시합니다.",
+        "cold_forward, warmup, warm_forward 단계를 측정하고 반복마다 따로 기록합니다. --task "
+        "train이면 model_load, inputs 다음에 스텝마다 forward, loss, backward, optimizer_step, "
+        "zero_grad를 측정하고, 단계가 끝날 때 파라미터, 그래디언트, 옵티마이저 상태의 바이트를 "
+        "텐서에서 직접 셉니다. context는 텐서의 한 차원일 뿐, LLM의 컨텍스트 길이가 아닙니다. "
+        "원시 바이트와 predict의 예측을 새 JSON 파일에 씁니다. 같은 폴더의 임시 파일에 먼저 쓴 "
+        "다음, 덮어쓰지 않고 게시합니다.",
         "device_help_measure": "측정할 GPU(기본값 cuda:0)",
-        "warmup_help": "워밍업 패스 수(기본값 3)",
-        "repeats_help": "warm_forward 반복 횟수(기본값 5)",
+        "warmup_help": "워밍업 패스 수(기본값 3, --task forward만)",
+        "repeats_help": "warm_forward 반복 횟수(기본값 5, --task forward만)",
+        "steps_help": "학습 스텝 수(기본값 3, --task train만): 첫 스텝과 그 뒤의 스텝을 따로 기록",
+        "task_help": "forward(기본값): 순전파 단계. train: 학습 스텝(forward, loss, backward, "
+        "optimizer_step, zero_grad)",
+        "optimizer_help": "--task train의 옵티마이저: torch.optim의 AdamW 또는 SGD(기본값 adamw)",
+        "precision_help": "--task train의 정밀도: fp32, bf16, 또는 float32 가중치에 bf16 autocast"
+        "(기본값 fp32)",
         "file_metavar": "파일",
         "output_help": "새 JSON 파일(덮어쓰지 않음)",
         "epilog": """\
@@ -2925,6 +4012,46 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cannot_write": "{path} 파일을 쓸 수 없습니다: {error}",
         "cannot_write_kept": "{path} 파일을 쓸 수 없습니다: {error}. 완전한 결과는 {temporary}에 "
         "남겨 두었습니다",
+        # training step, parts, Recorder
+        "needs_task_train": "--task train에서만 쓰는 옵션입니다: {option}",
+        "forward_option_with_train": "--task forward에서만 쓰는 옵션입니다: {option}. 학습 스텝의 "
+        "수는 --steps로 정합니다",
+        "train_dtype": "--task train: --precision {precision}에서 파라미터의 형식은 "
+        "{trained}입니다. --dtype {dtype}에서는 {optimizer} 학습을 실행하지 않습니다. --dtype을 "
+        "빼거나 --dtype {trained}처럼 쓰세요",
+        "output_folder_is_file": "{path} 파일을 만들 수 없습니다: 폴더가 아니라 파일입니다: "
+        "{folder}",
+        "output_dir_is_file": "결과 폴더가 폴더가 아니라 파일입니다: {folder}. 아무것도 쓰지 "
+        "않았습니다",
+        "measuring_train": "{device} 학습 스텝 측정: 배치 {batch}, 컨텍스트 {context}, 너비 "
+        "{width}, {dtype}, 정밀도 {precision}, 옵티마이저 {optimizer}, 스텝 {steps}",
+        "predict_train_title": "IteraGPU Lab {version} - 학습 스텝의 모델 상태 allocated 바이트 "
+        "예측",
+        "predict_train_input": "배치 {batch}, 컨텍스트 {context}, 너비 {width}, 정밀도 "
+        "{precision}(파라미터 {dtype}), 옵티마이저 {optimizer}",
+        "label_inputs_target": "입력과 목표값",
+        "predict_train_inputs": "+{added}(모델 상태가 아님)",
+        "predict_train_level": "모델 상태 {total} = 파라미터 {parameters} + 그래디언트 "
+        "{gradients} + 옵티마이저 상태 {optimizer} (따로: 호스트의 옵티마이저 상태 {host})",
+        "step_phase_first": "{phase} (첫 스텝)",
+        "step_phase_warm": "{phase} (그 뒤의 스텝)",
+        "not_predicted_activations": "활성화와 임시 텐서: forward와 loss가 backward를 위해 "
+        "남기는 텐서와 각 단계 안의 임시 텐서. measure가 allocated에서 모델 상태를 뺀 나머지로 "
+        "보고합니다.",
+        "torch_missing_for_recorder": "PyTorch가 설치되어 있지 않습니다({error}). Recorder에는 "
+        "PyTorch와 CUDA 또는 HIP/ROCm GPU가 필요합니다. 아무것도 쓰지 않았습니다",
+        "rank_out_of_range": "프로세스 번호(rank)는 0 이상이고 프로세스 수(world size) {world}보다 "
+        "작은 정수여야 합니다: {rank}. 아무것도 쓰지 않았습니다",
+        "phase_inside_phase": "{open} 단계가 아직 열려 있는 동안 {phase} 단계를 열 수 없습니다. "
+        "단계는 겹치지 않습니다. 아무것도 쓰지 않았습니다",
+        "phase_name_invalid": "단계 이름은 ASCII 영문자, 숫자, '_.:-'로 된 64자 이하의 낱말이어야 "
+        "합니다: {phase}. 아무것도 쓰지 않았습니다",
+        "phase_step_invalid": "step은 1 이상의 정수여야 합니다(스텝에 속하지 않는 단계에는 주지 "
+        "않습니다): {step}. 아무것도 쓰지 않았습니다",
+        "phase_opened_twice": "같은 단계를 두 번 열었습니다: {phase}, step {step}. 스텝마다 "
+        "단계는 한 번만 기록합니다. 아무것도 쓰지 않았습니다",
+        "no_phase_open": "열린 단계가 없는데 end()를 불렀습니다. 아무것도 쓰지 않았습니다",
+        "between_phases": "(단계 사이)",
         # the result file's descriptions
         "policy_phase_boundaries": "시작 판독 전과 실행 뒤에 torch.cuda.synchronize(device), 시작 "
         "판독 뒤에 torch.cuda.reset_peak_memory_stats(device)",
@@ -2961,7 +4088,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "{maximum})",
         "bits_help": "jumlah bit per nilai, mis. 16 atau 4,5 (paling banyak {maximum})",
         "reserve_help": "margin yang diasumsikan dalam GiB (bawaan 0, paling banyak {maximum})",
-        "predict_help": "byte allocated setelah model_load dan inputs (cukup pustaka standar)",
+        "predict_help": "byte allocated setelah model_load dan inputs; dengan --task train, byte "
+        "allocated status model setelah setiap fase (cukup pustaka standar)",
         "predict_description": "Byte allocated yang akan ditunjukkan alokator cache bawaan "
         "PyTorch di akhir model_load dan inputs untuk jaringan dan masukan measure: setiap tensor "
         "dibulatkan ke atas ke kelipatan {block} B. Ruang kerja cuBLAS/cuBLASLt, tensor "
@@ -2976,15 +4104,27 @@ MESSAGES: dict[str, dict[str, str]] = {
         "environment_description": "Melaporkan lingkungan; keluar dengan 0 hanya bila perangkat "
         "yang diminta dapat diukur. Memori bebas hanya ditanyakan kepada perangkat yang diminta.",
         "device_help_environment": "perangkat yang diperiksa (bawaan cuda:0)",
-        "measure_help": "ukur jaringan dense kecil milik lab per fase (memerlukan PyTorch dan GPU)",
+        "measure_help": "ukur lintasan maju atau langkah pelatihan jaringan dense kecil milik "
+        "lab per fase (memerlukan PyTorch dan GPU)",
         "measure_description": "Fase model_load, inputs, cold_forward, warmup, dan warm_forward "
-        "(setiap pengulangan dicatat terpisah) pada masukan sintetis (batch, context, width); "
-        "context adalah satu dimensi tensor, bukan panjang konteks LLM. Byte mentah, beserta "
-        "prediksi predict, ditulis ke berkas JSON BARU: mula-mula ke berkas sementara di folder "
-        "yang sama, lalu diterbitkan tanpa menimpa.",
+        "(setiap pengulangan dicatat terpisah) pada masukan sintetis (batch, context, width). "
+        "Dengan --task train: setelah model_load dan inputs, setiap langkah mengukur forward, "
+        "loss, backward, optimizer_step, dan zero_grad, dan di akhir setiap fase byte parameter, "
+        "gradien, dan status optimizer dihitung langsung dari tensornya. context adalah satu "
+        "dimensi tensor, bukan panjang konteks LLM. Byte mentah, beserta prediksi predict, "
+        "ditulis ke berkas JSON BARU: mula-mula ke berkas sementara di folder yang sama, lalu "
+        "diterbitkan tanpa menimpa.",
         "device_help_measure": "GPU yang diukur (bawaan cuda:0)",
-        "warmup_help": "jumlah lintasan pemanasan (bawaan 3)",
-        "repeats_help": "jumlah pengulangan warm_forward (bawaan 5)",
+        "warmup_help": "jumlah lintasan pemanasan (bawaan 3, hanya --task forward)",
+        "repeats_help": "jumlah pengulangan warm_forward (bawaan 5, hanya --task forward)",
+        "steps_help": "jumlah langkah pelatihan (bawaan 3, hanya --task train); langkah pertama "
+        "dan langkah berikutnya dicatat terpisah",
+        "task_help": "forward (bawaan): fase lintasan maju; train: langkah pelatihan (forward, "
+        "loss, backward, optimizer_step, zero_grad)",
+        "optimizer_help": "optimizer untuk --task train: AdamW atau SGD dari torch.optim (bawaan "
+        "adamw)",
+        "precision_help": "presisi untuk --task train: fp32, bf16, atau autocast bf16 di atas "
+        "bobot float32 (bawaan fp32)",
         "file_metavar": "BERKAS",
         "output_help": "berkas JSON baru (tidak pernah ditimpa)",
         "epilog": """\
@@ -3173,6 +4313,47 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "cannot_write": "tidak dapat menulis {path}: {error}",
         "cannot_write_kept": "tidak dapat menulis {path}: {error}; hasil lengkap disimpan sebagai "
         "{temporary}",
+        # training step, parts, Recorder
+        "needs_task_train": "{option} hanya dipakai dengan --task train",
+        "forward_option_with_train": "{option} hanya dipakai dengan --task forward; jumlah langkah "
+        "pelatihan ditentukan dengan --steps",
+        "train_dtype": "--task train: parameter untuk --precision {precision} bertipe {trained}, "
+        "jadi {optimizer} tidak dijalankan dengan --dtype {dtype}; hilangkan --dtype atau tulis "
+        "{trained}",
+        "output_folder_is_file": "tidak dapat membuat {path}: {folder} adalah berkas, bukan folder",
+        "output_dir_is_file": "direktori hasil {folder} adalah berkas, bukan direktori; tidak "
+        "ada yang ditulis",
+        "measuring_train": "mengukur langkah pelatihan di {device}: batch {batch}, context "
+        "{context}, width {width}, {dtype}, presisi {precision}, optimizer {optimizer}, langkah "
+        "{steps}",
+        "predict_train_title": "IteraGPU Lab {version} - prediksi byte allocated status model "
+        "dalam langkah pelatihan",
+        "predict_train_input": "batch {batch}, context {context}, width {width}, presisi "
+        "{precision} (parameter {dtype}), optimizer {optimizer}",
+        "label_inputs_target": "masukan dan target",
+        "predict_train_inputs": "+{added} (bukan status model)",
+        "predict_train_level": "status model {total} = parameter {parameters} + gradien "
+        "{gradients} + status optimizer {optimizer} (status optimizer di host, {host}, terpisah)",
+        "step_phase_first": "{phase} (langkah pertama)",
+        "step_phase_warm": "{phase} (langkah berikutnya)",
+        "not_predicted_activations": "Aktivasi dan tensor sementara: tensor yang disimpan forward "
+        "dan loss untuk backward, serta tensor sementara di dalam setiap fase; measure "
+        "melaporkannya sebagai sisa allocated setelah status model dikurangkan.",
+        "torch_missing_for_recorder": "PyTorch tidak terpasang ({error}); Recorder memerlukan "
+        "PyTorch dengan GPU CUDA atau HIP/ROCm. Tidak ada yang ditulis",
+        "rank_out_of_range": "nomor proses (rank) harus bilangan bulat, paling kecil 0 dan kurang "
+        "dari jumlah proses (world size) {world}: {rank}. Tidak ada yang ditulis",
+        "phase_inside_phase": "fase {phase} tidak dapat dibuka selama fase {open} masih terbuka; "
+        "fase tidak boleh tumpang tindih. Tidak ada yang ditulis",
+        "phase_name_invalid": "nama fase harus satu kata dari huruf ASCII, digit, dan '_.:-', "
+        "paling panjang 64 karakter: {phase}. Tidak ada yang ditulis",
+        "phase_step_invalid": "step harus bilangan bulat paling kecil 1 (tidak diberikan untuk "
+        "fase di luar langkah): {step}. Tidak ada yang ditulis",
+        "phase_opened_twice": "fase {phase} (step {step}) dibuka dua kali; setiap fase dicatat "
+        "sekali per langkah. Tidak ada yang ditulis",
+        "no_phase_open": "end() dipanggil padahal tidak ada fase yang terbuka. Tidak ada yang "
+        "ditulis",
+        "between_phases": "(di antara fase)",
         # the result file's descriptions
         "policy_phase_boundaries": "torch.cuda.synchronize(device) sebelum pembacaan awal dan "
         "setelah eksekusi; torch.cuda.reset_peak_memory_stats(device) setelah pembacaan awal",

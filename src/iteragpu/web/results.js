@@ -19,6 +19,9 @@
  *   compare       iteragpu.gpus.comparison.compare: the dense-weights estimate beside
  *                 model_load's allocated bytes, and what the result records to explain the
  *                 difference (pinned by tests/test_results_estimate.py).
+ *   groupStates   iteragpu.training.groups.group_states: the model states `iteragpu train`
+ *                 states for the parameters a result records (schema 1.3.0), item by item,
+ *                 beside the bytes the lab counted (pinned by tests/test_results_train.py).
  *
  * DOM part: the chart (plain SVG), its table, the environment, the runs side by side and the
  * estimate. Every word comes from the page (its hidden #results-messages) or from the CLI's
@@ -541,6 +544,14 @@
    * reserved below allocated at the same reading. Null when every reading makes sense.
    */
   function senseProblem(result) {
+    if (result.rank !== undefined && result.world_size !== undefined &&
+        result.rank >= result.world_size) {
+      return problem("rank_outside_world", {
+        where: "/rank",
+        rank: String(result.rank),
+        world: String(result.world_size),
+      });
+    }
     var unavailable = result.counters_unavailable_reason;
     var available = unavailable === null || unavailable === undefined;
     for (var i = 0; i < result.phases.length; i++) {
@@ -582,6 +593,62 @@
           });
         }
       }
+      if (phase.parts !== undefined && phase.parts !== null) {
+        var found = partsProblem(phase.parts, phase, at + "parts/");
+        if (found) return found;
+      }
+    }
+    return null;
+  }
+
+  // The counted parts of a phase (schema 1.3.0), then what the lab computes from them.
+  var COUNTED_PARTS = ["parameters", "gradients", "optimizer_state"];
+
+  /** What the lab computes of a phase's parts (iteragpu.gpus.evidence._computed_parts). */
+  function computedParts(parts, phase) {
+    var modelState = 0n;
+    for (var i = 0; i < COUNTED_PARTS.length; i++) {
+      var value = parts[COUNTED_PARTS[i] + "_allocated_bytes"];
+      if (value === null) {
+        modelState = null;
+        break;
+      }
+      modelState += value;
+    }
+    var end = phase.end_allocated_bytes;
+    var peak = phase.peak_allocated_bytes;
+    var rest = end === null || modelState === null ? null : end - modelState;
+    return {
+      model_state_allocated_bytes: modelState,
+      activations_and_temporaries_bytes: rest === null || rest < 0n ? null : rest,
+      peak_excess_bytes: end === null || peak === null ? null : peak - end,
+    };
+  }
+
+  /** iteragpu.gpus.evidence._check_parts: a part below its raw bytes, a computed part that is
+   * not what its inputs give. */
+  function partsProblem(parts, phase, at) {
+    for (var i = 0; i < COUNTED_PARTS.length; i++) {
+      var raw = parts[COUNTED_PARTS[i] + "_bytes"];
+      var allocated = parts[COUNTED_PARTS[i] + "_allocated_bytes"];
+      if (raw !== null && allocated !== null && allocated < raw) {
+        return problem("part_below_raw", {
+          where: at + COUNTED_PARTS[i] + "_allocated_bytes",
+          allocated: String(allocated),
+          raw: String(raw),
+        });
+      }
+    }
+    var computed = computedParts(parts, phase);
+    var keys = Object.keys(computed);
+    for (var k = 0; k < keys.length; k++) {
+      if (parts[keys[k]] !== computed[keys[k]]) {
+        return problem("part_not_computed", {
+          where: at + keys[k],
+          value: String(parts[keys[k]]),
+          expected: String(computed[keys[k]]),
+        });
+      }
     }
     return null;
   }
@@ -598,11 +665,21 @@
   /** `parameters` (BigInt) and `bits` (rational), or null for the network the lab recorded. */
   function compare(result, parameters, bits) {
     var network = result.network;
-    var recordedBits = sizer.rational(network.element_size_bytes * 8n);
-    var count = parameters === null ? network.parameter_count : parameters;
-    var width = bits === null ? recordedBits : bits;
-    var fromResult = count === network.parameter_count &&
-      width.n === recordedBits.n && width.d === recordedBits.d;
+    var count;
+    var width;
+    var fromResult = false;
+    if (network === undefined) {
+      // A Recorder's result records no network of the lab: only a given estimate.
+      if (parameters === null || bits === null) return null;
+      count = parameters;
+      width = bits;
+    } else {
+      var recordedBits = sizer.rational(network.element_size_bytes * 8n);
+      count = parameters === null ? network.parameter_count : parameters;
+      width = bits === null ? recordedBits : bits;
+      fromResult = count === network.parameter_count &&
+        width.n === recordedBits.n && width.d === recordedBits.d;
+    }
     var exactBytes = sizer.weightsBytes(count, width);
     var estimate = ceilBytes(exactBytes);
     var phase = result.phases.find(function (p) {
@@ -718,16 +795,190 @@
   }
 
   // ------------------------------------------------------------------------------------------
+  // The estimate of `iteragpu train` per model-state item (iteragpu.training.states, through
+  // iteragpu.training.groups): every rule as the Python states it, in BigInt bytes.
+  // ------------------------------------------------------------------------------------------
+
+  var DTYPE_BYTES = { float32: 4n, bfloat16: 2n, float16: 2n, uint8: 1n, int32: 4n };
+  var PRECISIONS = ["fp32", "bf16", "fp16", "autocast-bf16", "autocast-fp16", "bf16-master"];
+  var OPTIMIZERS = ["adamw", "adamw-amsgrad", "adamw-8bit", "sgd", "sgd-momentum", "adafactor"];
+  var FUSED_OPTIMIZERS = ["adamw", "adamw-amsgrad", "sgd", "sgd-momentum"];
+  var MIN_8BIT_SIZE = 4096n; // bitsandbytes Optimizer2State(min_8bit_size=4096)
+  var BLOCK_8BIT = 256n;
+  var QMAP_VALUES = 256n;
+
+  function elements(shape) {
+    return shape.reduce(function (n, size) {
+      return n * BigInt(size);
+    }, 1n);
+  }
+
+  function item(kind, name, shape, dtype, device) {
+    return { kind: kind, name: name, bytes: elements(shape) * DTYPE_BYTES[dtype], device: device };
+  }
+
+  /** iteragpu.training.states.state_items for one trainable tensor (none when frozen). */
+  function stateItems(shape, dtype, trainable, request) {
+    if (!trainable) return [];
+    var items = [item("gradient", "grad", shape, dtype, "gpu")];
+    var stepped = dtype;
+    if (request.precision === "bf16-master" && (dtype === "bfloat16" || dtype === "float16")) {
+      stepped = "float32";
+      items.push(item("master_weight", "master", shape, "float32", "gpu"));
+      items.push(item("master_gradient", "master_grad", shape, "float32", "gpu"));
+    }
+    var opt = request.optimizer;
+    if (opt === "adamw" || opt === "adamw-amsgrad") {
+      items.push(item("optimizer", "step", [], "float32", request.fused ? "gpu" : "host"));
+      var names = opt === "adamw-amsgrad" ? ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"] : ["exp_avg", "exp_avg_sq"];
+      names.forEach(function (name) {
+        items.push(item("optimizer", name, shape, stepped, "gpu"));
+      });
+    } else if (opt === "sgd-momentum") {
+      items.push(item("optimizer", "momentum_buffer", shape, stepped, "gpu"));
+    } else if (opt === "adafactor") {
+      items.push(item("optimizer", "step", [], "float32", "host"));
+      if (shape.length >= 2) {
+        items.push(item("optimizer", "row_var", shape.slice(0, -1).concat([1]), stepped, "gpu"));
+        items.push(item("optimizer", "col_var", shape.slice(0, -2).concat([1, shape[shape.length - 1]]), stepped, "gpu"));
+      } else {
+        items.push(item("optimizer", "variance", shape, stepped, "gpu"));
+      }
+    } else if (opt === "adamw-8bit") {
+      var count = elements(shape);
+      if (count < MIN_8BIT_SIZE) {
+        items.push(item("optimizer", "state1", shape, "float32", "gpu"));
+        items.push(item("optimizer", "state2", shape, "float32", "gpu"));
+      } else {
+        var blocks = (count + BLOCK_8BIT - 1n) / BLOCK_8BIT;
+        items.push(item("optimizer", "state1", shape, "uint8", "gpu"));
+        items.push(item("optimizer", "state2", shape, "uint8", "gpu"));
+        items.push({ kind: "optimizer", name: "absmax1", bytes: blocks * 4n, device: "gpu" });
+        items.push({ kind: "optimizer", name: "absmax2", bytes: blocks * 4n, device: "gpu" });
+      }
+    }
+    return items;
+  }
+
+  /** iteragpu.training.groups.group_states: {gradient, gpu, host, master_weight,
+   * master_gradient} bytes for the recorded groups under `request`; null when `request` is one
+   * `iteragpu train` refuses (fused with an optimizer that has no fused mode). */
+  function groupStates(groups, request) {
+    if (PRECISIONS.indexOf(request.precision) < 0 || OPTIMIZERS.indexOf(request.optimizer) < 0) return null;
+    if (request.fused && FUSED_OPTIMIZERS.indexOf(request.optimizer) < 0) return null;
+    var sums = { gradient: 0n, gpu: 0n, host: 0n, master_weight: 0n, master_gradient: 0n };
+    var eightBit = false;
+    groups.forEach(function (group) {
+      var shape = group.shape.map(function (size) {
+        return Number(size);
+      });
+      stateItems(shape, group.dtype, group.trainable, request).forEach(function (it) {
+        var key = it.kind === "optimizer" ? it.device : it.kind;
+        sums[key] += it.bytes * group.count;
+      });
+      if (group.trainable && elements(shape) >= MIN_8BIT_SIZE) eightBit = true;
+    });
+    // shared_items: bitsandbytes' two maps once, GradScaler's scale and growth tracker once
+    if (request.optimizer === "adamw-8bit" && eightBit) sums.gpu += 2n * QMAP_VALUES * 4n;
+    if (request.precision === "autocast-fp16") sums.gpu += 4n + 4n;
+    return sums;
+  }
+
+  /** iteragpu.cli.train_report.train_items: each item's estimate beside the bytes counted at
+   * the end of the first step's optimizer_step; null without recorded parameters. */
+  function trainItems(result, request) {
+    var groups = result.parameter_groups;
+    if (groups === undefined || groups === null) return null;
+    var stated = groupStates(groups, request);
+    if (stated === null) return null;
+    var phase = result.phases.find(function (p) {
+      return p.phase === "optimizer_step" && (p.step === 1n || p.step === null || p.step === undefined) &&
+        p.parts !== undefined && p.parts !== null;
+    });
+    var parts = phase ? phase.parts : null;
+    function counted(key) {
+      return parts === null ? null : parts[key];
+    }
+    var items = [
+      { item: "gradients", estimated: stated.gradient, measured: counted("gradients_bytes") },
+      { item: "optimizer_gpu", estimated: stated.gpu, measured: counted("optimizer_state_bytes") },
+      { item: "optimizer_host", estimated: stated.host, measured: counted("optimizer_state_host_bytes") },
+    ];
+    if (stated.master_weight || stated.master_gradient) {
+      items.push({ item: "master_weights", estimated: stated.master_weight, measured: null });
+      items.push({ item: "master_gradients", estimated: stated.master_gradient, measured: null });
+    }
+    items.forEach(function (it) {
+      it.difference = it.measured === null ? null : it.measured - it.estimated;
+    });
+    return { items: items, measured: phase !== undefined };
+  }
+
+  // ------------------------------------------------------------------------------------------
   // What the chart shows: per phase, its last record (warm_forward has one per repeat).
   // ------------------------------------------------------------------------------------------
 
+  /** A phase as the report names it: `warm_forward #2`, `backward (2)`. */
+  function recordName(record) {
+    if (record.repeat !== null && record.repeat !== undefined) return record.phase + " #" + record.repeat;
+    if (record.step !== null && record.step !== undefined) return record.phase + " (" + record.step + ")";
+    return record.phase;
+  }
+
+  function forwardTask(result) {
+    return result.task === undefined || result.task === "forward";
+  }
+
+  /** Per phase, what the chart draws: the forward phases by name (warm_forward's last
+   * repeat), or each phase of a training step or of a Recorder's loop as it was recorded. */
   function phaseRows(result) {
+    if (!forwardTask(result)) {
+      return result.phases.map(function (record) {
+        return { phase: recordName(record), record: record };
+      });
+    }
     return PHASES.map(function (name) {
       var records = result.phases.filter(function (p) {
         return p.phase === name;
       });
       return { phase: name, record: records.length ? records[records.length - 1] : null };
     });
+  }
+
+  /** iteragpu.cli.train_report.step_rows: each phase of the training step, its allocated peak
+   * in the first step and the highest of the warm ones (null when not read or not run). */
+  function stepRows(result) {
+    var names = [];
+    result.phases.forEach(function (p) {
+      if (p.step !== null && p.step !== undefined && names.indexOf(p.phase) < 0) names.push(p.phase);
+    });
+    function peak(name, first) {
+      var best = null;
+      result.phases.forEach(function (p) {
+        if (p.phase !== name || p.step === null || p.step === undefined || (p.step === 1n) !== first) return;
+        var v = p.peak_allocated_bytes;
+        if (v !== null && (best === null || v > best)) best = v;
+      });
+      return best;
+    }
+    return names.map(function (name) {
+      return { phase: name, first: peak(name, true), warm: peak(name, false) };
+    });
+  }
+
+  /** iteragpu.cli.train_report.highest_peak: the run and phase with the highest allocated
+   * peak, the first on a tie; null when none was read. */
+  function highestPeak(results) {
+    var best = null;
+    results.forEach(function (result, index) {
+      result.phases.forEach(function (p) {
+        var v = p.peak_allocated_bytes;
+        if (v !== null && (best === null || v > best.peak)) {
+          best = { index: index, phase: recordName(p), peak: v };
+        }
+      });
+    });
+    return best;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -762,6 +1013,16 @@
     ".results-runs > section { flex: 1 1 22rem; min-width: 0; }",
     ".results-scroll { overflow-x: auto; }",
     ".results-example { font-weight: 700; }",
+    ".results-part[data-part=\"parameters\"] { fill: #3949ab; }",
+    ".results-part[data-part=\"gradients\"] { fill: #8e24aa; }",
+    ".results-part[data-part=\"optimizer_state\"] { fill: #00796b; }",
+    ".results-part[data-part=\"activations\"] { fill: #ef6c00; }",
+    "[data-md-color-scheme=\"slate\"] .results-part[data-part=\"parameters\"] { fill: #9fa8da; }",
+    "[data-md-color-scheme=\"slate\"] .results-part[data-part=\"gradients\"] { fill: #ce93d8; }",
+    "[data-md-color-scheme=\"slate\"] .results-part[data-part=\"optimizer_state\"] { fill: #4db6ac; }",
+    "[data-md-color-scheme=\"slate\"] .results-part[data-part=\"activations\"] { fill: #ffb74d; }",
+    ".results-peak { fill: none; stroke: var(--md-default-fg-color); stroke-width: 1.5;",
+    "  stroke-dasharray: 4 2; }",
   ].join("\n");
 
   function Viewer(doc, win, data) {
@@ -845,6 +1106,15 @@
     this.show([{ name: this.data.example_name, example: true, read: readResult(bytes, this.schema) }]);
   };
 
+  /** The training example: one file per process of a simulated run. */
+  Viewer.prototype.loadTrainExample = function () {
+    var self = this;
+    this.show(this.data.example_train.map(function (text, index) {
+      var bytes = new TextEncoder().encode(text);
+      return { name: self.data.example_train_names[index], example: true, read: readResult(bytes, self.schema) };
+    }));
+  };
+
   Viewer.prototype.show = function (items) {
     var self = this;
     clear(this.errorList);
@@ -862,6 +1132,10 @@
     }).map(function (item) {
       // An example is named as such wherever its name appears.
       var label = item.example ? self.word("example_label") : item.name;
+      var rank = item.read.result.rank;
+      if (item.example && item.read.result.world_size > 1n) {
+        label = self.word("example_rank_label", { rank: String(rank) });
+      }
       return { label: label, example: item.example, result: item.read.result };
     });
     this.render();
@@ -889,15 +1163,47 @@
     this.runs.forEach(function (run, index) {
       self.environment.appendChild(self.environmentOf(run, index));
     });
-    if (this.runs.length > 1) this.differences.appendChild(this.differenceTable());
-    else this.differences.appendChild(this.el("p", {}, this.word("one_run")));
+    if (this.runs.length > 1) {
+      this.differences.appendChild(this.differenceTable());
+      this.differences.appendChild(this.highestPeakText());
+    } else {
+      this.differences.appendChild(this.el("p", {}, this.word("one_run")));
+    }
     this.renderEstimate();
+    this.renderTrain();
     doc.documentElement.setAttribute("data-results-runs", String(this.runs.length));
   };
+
+  // The parts a training phase is drawn in, stacked from the bottom: the counted ones, then the
+  // rest of allocated (iteragpu report's columns).
+  var PART_BARS = [
+    ["parameters", "parameters_allocated_bytes", "part_parameters"],
+    ["gradients", "gradients_allocated_bytes", "part_gradients"],
+    ["optimizer_state", "optimizer_state_allocated_bytes", "part_optimizer_state"],
+    ["activations", "activations_and_temporaries_bytes", "part_activations"],
+  ];
+
+  function hasParts(run) {
+    return run.result.phases.some(function (p) {
+      return p.parts !== undefined && p.parts !== null;
+    });
+  }
 
   Viewer.prototype.legend = function () {
     var self = this;
     var legend = this.el("p", { class: "results-legend" });
+    if (this.runs.some(hasParts)) {
+      var parts = this.el("span", { class: "results-parts-legend" });
+      PART_BARS.forEach(function (bar) {
+        var item = self.el("span", { "data-part": bar[0] });
+        var swatch = self.svg("svg", { width: 14, height: 14, "aria-hidden": "true" });
+        swatch.appendChild(self.svg("rect", { width: 14, height: 14, class: "results-part", "data-part": bar[0] }));
+        item.appendChild(swatch);
+        item.appendChild(self.doc.createTextNode(" " + self.cli[bar[2]]));
+        legend.appendChild(item);
+      });
+      legend.appendChild(self.el("span", {}, self.word("legend_peak")));
+    }
     CHART_COUNTERS.forEach(function (key) {
       var item = self.el("span");
       var swatch = self.el("span", { class: "results-swatch", "aria-hidden": "true" });
@@ -921,9 +1227,11 @@
   function chartScale(runs) {
     var top = 0n;
     runs.forEach(function (run) {
+      // What each chart draws: the four counters, or the parts (allocated) and their peak.
+      var drawn = hasParts(run) ? ["end_allocated_bytes", "peak_allocated_bytes"] : CHART_COUNTERS;
       phaseRows(run.result).forEach(function (row) {
         if (!row.record) return;
-        CHART_COUNTERS.forEach(function (key) {
+        drawn.forEach(function (key) {
           var v = row.record[key];
           if (v !== null && v > top) top = v;
         });
@@ -994,13 +1302,24 @@
       svg.appendChild(this.svg("text", { x: left - 6, y: y + 4, "text-anchor": "end" }, bytesText(value, symbols)));
     }
     svg.appendChild(this.svg("text", { x: 4, y: 14 }, this.cli.bytes_header));
-    var slot = (width - left - 8) / PHASES.length;
-    var barWidth = (slot - 16) / CHART_COUNTERS.length;
-    phaseRows(run.result).forEach(function (row, p) {
-      var x0 = left + slot * p + 8;
+    var rows = phaseRows(run.result);
+    // A training step or a Recorder's loop: each phase's parts stacked, its peak outlined, the
+    // phases' names turned to fit below.
+    var stacked = hasParts(run);
+    var slot = (width - left - 8) / rows.length;
+    var barWidth = stacked ? Math.max(slot - 6, 1) : (slot - 16) / CHART_COUNTERS.length;
+    if (stacked) svg.setAttribute("viewBox", "0 0 " + width + " " + (height + 110));
+    rows.forEach(function (row, p) {
+      var x0 = left + slot * p + (stacked ? 3 : 8);
+      var centre = x0 + (stacked ? barWidth : slot - 16) / 2;
       var group = self.svg("g", { class: "results-phase", "data-phase": row.phase });
       var record = row.record;
-      group.appendChild(self.svg("text", { x: x0 + (slot - 16) / 2, y: bottom + 18, "text-anchor": "middle" }, row.phase));
+      if (stacked) {
+        var turn = "rotate(-60 " + centre + " " + (bottom + 12) + ")";
+        group.appendChild(self.svg("text", { x: centre, y: bottom + 12, "text-anchor": "end", transform: turn, class: "results-turned" }, row.phase));
+      } else {
+        group.appendChild(self.svg("text", { x: centre, y: bottom + 18, "text-anchor": "middle" }, row.phase));
+      }
       if (!record) {
         group.setAttribute("data-state", "not_recorded");
         group.appendChild(self.svg("text", { x: x0 + (slot - 16) / 2, y: bottom - 8, "text-anchor": "middle" }, "—"));
@@ -1010,7 +1329,8 @@
         return;
       }
       group.setAttribute("data-status", record.status);
-      CHART_COUNTERS.forEach(function (key, c) {
+      if (stacked) self.stackParts(group, record, row.phase, x0, barWidth, bottom, plot, top);
+      else CHART_COUNTERS.forEach(function (key, c) {
         var v = record[key];
         var mark = self.svg("g", { class: "results-mark", "data-counter": key, "data-phase": row.phase });
         var x = x0 + barWidth * c + 1;
@@ -1035,13 +1355,15 @@
         var label = record.error && record.error.out_of_memory
           ? self.cli.report_out_of_memory
           : self.cli["phase_status_" + record.status];
-        group.appendChild(self.svg("text", { x: x0 + (slot - 16) / 2, y: bottom + 36, "text-anchor": "middle", class: "results-failed-label" }, label));
+        var labelY = stacked ? topY - 6 : bottom + 36;
+        group.appendChild(self.svg("text", { x: centre, y: labelY, "text-anchor": "middle", class: "results-failed-label" }, label));
         group.appendChild(self.svg("title", {}, record.error ? self.failureText(record) : label));
       }
       svg.appendChild(group);
     });
     section.appendChild(svg);
     section.appendChild(this.phaseTable(run, tableId));
+    if (stepRows(run.result).length) section.appendChild(this.stepTable(run));
     run.result.phases.forEach(function (record) {
       if (record.status !== "ok" && record.error) {
         section.appendChild(self.el("p", { class: "results-failure", "data-phase": record.phase }, self.failureText(record)));
@@ -1051,6 +1373,41 @@
       section.appendChild(this.el("p", {}, fill(this.cli.report_counters_unavailable, { reason: run.result.counters_unavailable_reason })));
     }
     return section;
+  };
+
+  /** A phase's parts stacked from the baseline (each as allocated, the rest of allocated on
+   * top: their sum is the end level), and its allocated peak as a dashed outline. */
+  Viewer.prototype.stackParts = function (group, record, name, x, width, bottom, plot, top) {
+    var self = this;
+    var symbols = this.symbols;
+    function height(v) {
+      var h = Number((v * 10000n) / top) / 10000 * plot;
+      return v > 0n && h < 1 ? 1 : h;
+    }
+    var parts = record.parts;
+    if (parts === undefined || parts === null) {
+      var none = self.svg("g", { class: "results-mark", "data-state": "not_measured", "data-phase": name });
+      none.appendChild(self.svg("rect", { x: x, y: bottom - 10, width: width, height: 10 }));
+      none.appendChild(self.svg("title", {}, name + ": " + self.cli.not_measured));
+      group.appendChild(none);
+      return;
+    }
+    var base = bottom;
+    PART_BARS.forEach(function (bar) {
+      var v = parts[bar[1]];
+      if (v === null) return; // not counted: nothing drawn, never a bar of 0
+      var h = height(v);
+      var rect = self.svg("rect", { x: x, y: base - h, width: width, height: h, class: "results-part", "data-part": bar[0], "data-bytes": v.toString() });
+      rect.appendChild(self.svg("title", {}, name + ", " + self.cli[bar[2]] + ": " + bytesText(v, symbols) + " B"));
+      group.appendChild(rect);
+      base -= h;
+    });
+    var peak = record.peak_allocated_bytes;
+    if (peak !== null) {
+      var outline = self.svg("rect", { x: x, y: bottom - height(peak), width: width, height: height(peak), class: "results-peak", "data-bytes": peak.toString() });
+      outline.appendChild(self.svg("title", {}, name + ", " + self.cli.counter_peak_allocated_bytes + ": " + bytesText(peak, symbols) + " B"));
+      group.appendChild(outline);
+    }
   };
 
   /** The chart's text alternative: the same figures, in bytes, in the page's format. */
@@ -1064,6 +1421,10 @@
     head.appendChild(this.el("th", { scope: "col" }, this.word("status_header")));
     CHART_COUNTERS.forEach(function (key) {
       head.appendChild(self.el("th", { scope: "col" }, self.cli["counter_" + key] + " (B)"));
+    });
+    var parts = hasParts(run) ? PART_BARS.concat([["peak_excess", "peak_excess_bytes", "part_peak_excess"]]) : [];
+    parts.forEach(function (bar) {
+      head.appendChild(self.el("th", { scope: "col" }, self.cli[bar[2]]));
     });
     table.appendChild(this.el("thead")).appendChild(head);
     var body = table.appendChild(this.el("tbody"));
@@ -1081,7 +1442,37 @@
           var v = row.record[key];
           tr.appendChild(self.el("td", { "data-counter": key }, v === null ? self.cli.not_measured : bytesText(v, self.symbols)));
         });
+        parts.forEach(function (bar) {
+          var counted = row.record.parts;
+          var v = counted === undefined || counted === null ? null : counted[bar[1]];
+          tr.appendChild(self.el("td", { "data-part": bar[0] }, v === null ? self.cli.not_measured : bytesText(v, self.symbols)));
+        });
       }
+      body.appendChild(tr);
+    });
+    wrap.appendChild(table);
+    return wrap;
+  };
+
+  /** The first step beside the warm ones (iteragpu report's table). */
+  Viewer.prototype.stepTable = function (run) {
+    var self = this;
+    var wrap = this.el("div", { class: "results-scroll" });
+    // No class: Material styles a table without one.
+    var table = this.el("table", { "data-steps": "" });
+    table.appendChild(this.el("caption", { class: run.example ? "results-example" : "" }, this.cli.report_steps_title));
+    var head = this.el("tr");
+    [this.cli.report_phase, this.cli.report_first_step, this.cli.report_warm_steps].forEach(function (text) {
+      head.appendChild(self.el("th", { scope: "col" }, text));
+    });
+    table.appendChild(this.el("thead")).appendChild(head);
+    var body = table.appendChild(this.el("tbody"));
+    stepRows(run.result).forEach(function (row) {
+      var tr = self.el("tr", { "data-phase": row.phase });
+      tr.appendChild(self.el("th", { scope: "row" }, row.phase));
+      [row.first, row.warm].forEach(function (v, i) {
+        tr.appendChild(self.el("td", { "data-step": i ? "warm" : "first" }, v === null ? self.cli.not_measured : bytesText(v, self.symbols)));
+      });
       body.appendChild(tr);
     });
     wrap.appendChild(table);
@@ -1133,6 +1524,15 @@
     item("env_allocator", settings.length ? settings.join(", ") : this.word("env_defaults"));
     item("env_allocator_in_effect", env.allocator.settings_in_effect === undefined ? null : env.allocator.settings_in_effect);
     item("env_outcome", this.cli["phase_status_" + run.result.outcome.status]);
+    if (run.result.task !== undefined) {
+      item("env_task", fill(this.cli.report_task_line, {
+        task: run.result.task,
+        rank: bytesText(run.result.rank, this.symbols),
+        world: bytesText(run.result.world_size, this.symbols),
+      }));
+      var injected = run.result.counters_source === "injected";
+      item("env_counters", injected ? this.word("counters_injected") : run.result.counters_source);
+    }
     section.appendChild(dl);
     return section;
   };
@@ -1156,13 +1556,23 @@
     var rowsByRun = this.runs.map(function (run) {
       return phaseRows(run.result);
     });
-    PHASES.forEach(function (name, p) {
+    // Every phase any run recorded, in the order first met (a training step's by its step).
+    var names = [];
+    rowsByRun.forEach(function (rows) {
+      rows.forEach(function (row) {
+        if (names.indexOf(row.phase) < 0) names.push(row.phase);
+      });
+    });
+    names.forEach(function (name) {
       CHART_COUNTERS.forEach(function (key) {
         var tr = self.el("tr", { "data-phase": name, "data-counter": key });
         tr.appendChild(self.el("th", { scope: "row" }, name));
         tr.appendChild(self.el("td", {}, self.cli["counter_" + key]));
         var values = rowsByRun.map(function (rows) {
-          var record = rows[p].record;
+          var row = rows.find(function (r) {
+            return r.phase === name;
+          });
+          var record = row ? row.record : null;
           return record ? record[key] : null;
         });
         values.forEach(function (v) {
@@ -1177,6 +1587,21 @@
     });
     wrap.appendChild(table);
     return wrap;
+  };
+
+  /** The run (a process) with the highest allocated peak, in the CLI's words. */
+  Viewer.prototype.highestPeakText = function () {
+    var best = highestPeak(this.runs.map(function (run) {
+      return run.result;
+    }));
+    if (best === null) return this.el("p", { class: "results-highest" }, this.cli.report_highest_peak_none);
+    var run = this.runs[best.index];
+    return this.el("p", { class: "results-highest", "data-run": String(best.index) }, fill(this.cli.report_highest_peak, {
+      rank: bytesText(run.result.rank === undefined ? 0n : run.result.rank, this.symbols),
+      path: run.label,
+      peak: bytesText(best.peak, this.symbols),
+      phase: best.phase,
+    }));
   };
 
   /** The estimate's inputs: both empty (the network the lab recorded) or both given. */
@@ -1221,9 +1646,14 @@
     }
     this.runs.forEach(function (run, index) {
       var c = compare(run.result, inputs.parameters, inputs.bits);
-      var texts = estimateTexts(c, self.cli, self.symbols);
       var section = self.el("section", { "data-run": String(index) });
       section.appendChild(self.el("p", { class: run.example ? "results-example" : "" }, run.label));
+      if (c === null) {
+        section.appendChild(self.el("p", { class: "results-no-network" }, self.cli.report_no_network));
+        self.estimateOut.appendChild(section);
+        return;
+      }
+      var texts = estimateTexts(c, self.cli, self.symbols);
       section.appendChild(self.el("p", { class: "results-estimate-title" }, texts.title));
       var wrap = self.el("div", { class: "results-scroll" });
       // No class: Material styles a table without one.
@@ -1252,6 +1682,59 @@
     });
   };
 
+  /** The estimate of `iteragpu train` for each run's recorded parameters, item by item, once
+   * the reader has chosen a precision and an optimizer (iteragpu report --precision ...). */
+  Viewer.prototype.renderTrain = function () {
+    var self = this;
+    var out = this.doc.getElementById("results-train");
+    var precision = this.doc.getElementById("results-precision");
+    var optimizer = this.doc.getElementById("results-optimizer");
+    var fused = this.doc.getElementById("results-fused");
+    clear(out);
+    if (!out || !precision || !this.runs.length || precision.value === "" || optimizer.value === "") return;
+    var request = { precision: precision.value, optimizer: optimizer.value, fused: fused.checked };
+    if (groupStates([], request) === null) {
+      out.appendChild(this.el("p", { role: "alert", class: "results-train-error" }, this.word("fused_refused", { optimizer: request.optimizer })));
+      return;
+    }
+    this.runs.forEach(function (run, index) {
+      var section = self.el("section", { "data-run": String(index) });
+      section.appendChild(self.el("p", { class: run.example ? "results-example" : "" }, run.label));
+      section.appendChild(self.el("p", { class: "results-train-title" }, fill(self.cli.report_train_title, {
+        precision: request.precision,
+        optimizer: request.optimizer,
+        fused: request.fused ? self.cli.report_train_fused : "",
+      })));
+      var found = trainItems(run.result, request);
+      if (found === null) {
+        section.appendChild(self.el("p", {}, self.cli.report_train_no_groups));
+        out.appendChild(section);
+        return;
+      }
+      var wrap = self.el("div", { class: "results-scroll" });
+      var table = self.el("table");
+      var head = self.el("tr");
+      [self.cli.figure, self.cli.report_estimated, self.cli.report_counted, self.cli.report_difference].forEach(function (text) {
+        head.appendChild(self.el("th", { scope: "col" }, text));
+      });
+      table.appendChild(self.el("thead")).appendChild(head);
+      var body = table.appendChild(self.el("tbody"));
+      found.items.forEach(function (it) {
+        var tr = self.el("tr", { "data-item": it.item });
+        tr.appendChild(self.el("th", { scope: "row" }, self.cli["train_item_" + it.item]));
+        tr.appendChild(self.el("td", { "data-bytes": it.estimated.toString() }, bytesText(it.estimated, self.symbols)));
+        var missing = it.item.indexOf("master_") === 0 ? self.cli.not_counted : self.cli.not_measured;
+        tr.appendChild(self.el("td", {}, it.measured === null ? missing : bytesText(it.measured, self.symbols)));
+        tr.appendChild(self.el("td", { "data-difference": "" }, signedBytes(it.difference, self.symbols, self.cli.not_measured)));
+        body.appendChild(tr);
+      });
+      wrap.appendChild(table);
+      section.appendChild(wrap);
+      if (!found.measured) section.appendChild(self.el("p", {}, self.cli.report_train_no_phase));
+      out.appendChild(section);
+    });
+  };
+
   function start(doc, win) {
     var dataElement = doc.getElementById("results-data");
     if (!dataElement || !doc.getElementById("result-file")) return null;
@@ -1273,6 +1756,21 @@
     if (example) {
       example.addEventListener("click", function () {
         viewer.loadExample();
+      });
+    }
+    var trainExample = doc.getElementById("results-example-train");
+    if (trainExample) {
+      trainExample.addEventListener("click", function () {
+        viewer.loadTrainExample();
+      });
+    }
+    var trainForm = doc.getElementById("results-train-form");
+    if (trainForm) {
+      trainForm.addEventListener("change", function () {
+        viewer.renderTrain();
+      });
+      trainForm.addEventListener("submit", function (event) {
+        event.preventDefault();
       });
     }
     if (viewer.estimateForm) {
@@ -1311,6 +1809,10 @@
     decimalPlaces: decimalPlaces,
     estimateTexts: estimateTexts,
     phaseRows: phaseRows,
+    stepRows: stepRows,
+    highestPeak: highestPeak,
+    groupStates: groupStates,
+    trainItems: trainItems,
     autostart: autostart,
     start: start,
   };
