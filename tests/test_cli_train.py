@@ -35,6 +35,7 @@ TINY = {
     "dtype": "float32",
 }
 P = 106_816
+MIXTRAL = {**TINY, "model_type": "mixtral", "num_local_experts": 4}
 
 
 def _folder(tmp_path: Path, config: dict[str, Any]) -> Path:
@@ -122,6 +123,45 @@ def test_a_sharded_run_states_every_rank_and_the_first_to_fill(tmp_path: Path) -
     assert held - sum(r["padding_bytes"] for r in data["ranks"]) <= whole["model_states_bytes"]
 
 
+def test_lora_on_a_moe_s_experts_and_a_wrapper_s_tower(tmp_path: Path) -> None:
+    data = _json(
+        str(_folder(tmp_path, MIXTRAL)),
+        "--method",
+        "lora",
+        "--lora-r",
+        "2",
+        "--lora-targets",
+        "q_proj",
+        "--lora-parameters",
+        "mlp.experts.gate_up_proj,mlp.experts.down_proj",
+    )
+    assert data["request"]["lora_parameters"] == [
+        "mlp.experts.gate_up_proj",
+        "mlp.experts.down_proj",
+    ]
+    # Per layer: q_proj's LoRA (2x64 + 64x2), gate_up_proj's (8x64 + 256x8), down_proj's
+    # (8x128 + 64x8): r x 4 experts wide, PEFT's ParamWrapper.
+    per_layer = 2 * 64 + 64 * 2 + 8 * 64 + 256 * 8 + 8 * 128 + 64 * 8
+    assert data["trainable_parameters"] == 2 * per_layer
+    llava = {
+        "model_type": "llava",
+        "text_config": {**TINY, "vocab_size": 512},
+        "vision_config": {
+            "model_type": "clip_vision_model",
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 28,
+            "patch_size": 14,
+        },
+    }
+    data = _json(str(_folder(tmp_path, llava)), "--method", "lora", "--lora-targets", "all-linear")
+    assert data["model_type"] == "llama"
+    # The tower's 12 linears, the projector's 2 and the decoder's 14 (not the head).
+    assert data["trainable_tensors"] == 2 * (12 + 2 + 14)
+
+
 @pytest.mark.parametrize("lang", CODES)
 def test_the_table_speaks_the_readers_language(tmp_path: Path, lang: str) -> None:
     result = _run(str(_folder(tmp_path, TINY)), "--lang", lang, "--shard", "zero2", "--gpus", "2")
@@ -144,6 +184,18 @@ BAD: dict[str, tuple[list[str], dict[str, Any] | None]] = {
     "unknown_method": (["--method", "prefix"], None),
     "negative_accumulation": (["--grad-accum", "-2"], None),
     "unknown_family": ([], {**TINY, "model_type": "no_such_family"}),
+    "unknown_parameter": (["--method", "lora", "--lora-parameters", "no.such"], None),
+    "empty_parameters": (["--method", "lora", "--lora-parameters", ","], None),
+    "dora_on_parameters": (
+        ["--method", "dora", "--lora-parameters", "mlp.experts.down_proj"],
+        MIXTRAL,
+    ),
+    "moe_without_targets": (["--method", "lora"], MIXTRAL),
+    "mamba_out_proj": (
+        ["--method", "lora", "--lora-targets", "all-linear"],
+        {**TINY, "model_type": "mamba", "state_size": 8},
+    ),
+    "text_of_a_wrapper": ([], {**TINY, "model_type": "qwen2_vl_text"}),
 }
 
 

@@ -616,6 +616,17 @@ def _train_command() -> Callable[..., None]:
                 ),
             ),
         ] = None,
+        lora_parameters: Annotated[
+            str | None,
+            typer.Option(
+                "--lora-parameters",
+                metavar=N_("NAMES"),
+                help=N_(
+                    "Parameters LoRA wraps that no linear layer holds, comma-separated "
+                    "(mlp.experts.gate_up_proj): PEFT's target_parameters."
+                ),
+            ),
+        ] = None,
         lora_bias: Annotated[
             str,
             typer.Option(
@@ -703,6 +714,7 @@ def _train_command() -> Callable[..., None]:
                 fused=fused,
                 lora_r=lora_r,
                 lora_targets=lora_targets,
+                lora_parameters=lora_parameters,
                 lora_bias=lora_bias,
                 modules_to_save=modules_to_save,
                 adapter_dtype=adapter_dtype,

@@ -161,6 +161,7 @@ def payload(plan: TrainingPlan) -> dict[str, Any]:
             "fused": request.fused,
             "lora_r": request.lora_r if request.method != "full" else None,
             "lora_targets": None if request.lora_targets is None else list(request.lora_targets),
+            "lora_parameters": list(request.lora_parameters),
             "lora_bias": request.lora_bias,
             "modules_to_save": list(request.modules_to_save),
             "adapter_dtype": request.adapter_dtype,

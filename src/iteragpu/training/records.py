@@ -29,6 +29,8 @@ class TrainRequest(Record):
     fused: bool = False  # AdamW's fused (or capturable) mode: its `step` tensors on the GPU
     lora_r: int = 8
     lora_targets: tuple[str, ...] | None = None  # None: PEFT's default for the family
+    # PEFT's target_parameters: parameters LoRA wraps that no nn.Linear holds (MoE experts)
+    lora_parameters: tuple[str, ...] = ()
     lora_bias: Literal["none", "all", "lora_only"] = "none"
     modules_to_save: tuple[str, ...] = ()
     adapter_dtype: str | None = None  # None: as PEFT does (float32 adapters on a 16-bit base)
