@@ -33,6 +33,17 @@ ACCELERATE = "accelerate==1.15.0"
 # pytest-xdist over the machine's cores: the browser tests mostly wait on Chromium, and the
 # unit tests' longest (the wheel installed alone) runs beside the others.
 XDIST = ("-n", "2", "--dist", "load")
+DEEPSPEED = "deepspeed==0.19.8"
+# What DeepSpeed 0.19.8 imports beside torch (its requirements.txt), for its estimators.
+DEEPSPEED_DEPENDENCIES = (
+    "hjson",
+    "py-cpuinfo",
+    "pydantic>=2",
+    "msgpack",
+    "psutil",
+    "ninja",
+    "einops",
+)
 # The peer `nox -s bench` times `iteragpu model` against (installed in that session only).
 VRAMCALC = "vramcalc==0.1.2"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
@@ -164,7 +175,22 @@ def training(session: nox.Session) -> None:
     """The training sizes against the real thing: one optimizer step per setup with PyTorch,
     PEFT and bitsandbytes on CPU, FSDP2 over gloo processes, every tensor's bytes compared."""
     session.install(TORCH, TRANSFORMERS, BITSANDBYTES, PEFT, ACCELERATE, "-e", ".[test]")
-    session.run("pytest", "-m", "training", *XDIST, "tests/training", *session.posargs)
+    # `iteragpu train --compare deepspeed` is checked against DeepSpeed's own estimators, which
+    # import and run on a CPU: built without its ops, against the torch installed above.
+    session.install("setuptools", "wheel", *DEEPSPEED_DEPENDENCIES)
+    session.install("--no-build-isolation", "--no-deps", DEEPSPEED, env={"DS_BUILD_OPS": "0"})
+    # Grouped per family (xdist_group): a family's meta build serves all its setups.
+    session.run(
+        "pytest",
+        "-m",
+        "training",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "tests/training",
+        *session.posargs,
+    )
 
 
 @nox.session(default=False)

@@ -162,6 +162,46 @@ def test_lora_on_a_moe_s_experts_and_a_wrapper_s_tower(tmp_path: Path) -> None:
     assert data["trainable_tensors"] == 2 * (12 + 2 + 14)
 
 
+def test_compare_states_each_peer_s_figures_item_by_item(tmp_path: Path) -> None:
+    folder = str(_folder(tmp_path, TINY))
+    assert _json(folder)["compare"] is None
+    # bf16 weights, fp32 masters and AdamW under ZeRO-2 on 2 GPUs: DeepSpeed's own 2 + 18/N
+    # bytes per parameter, and the tool's items sum to the same (106,816 is a multiple of 2N).
+    data = _json(
+        folder,
+        "--precision",
+        "bf16-master",
+        "--shard",
+        "zero2",
+        "--gpus",
+        "2",
+        "--compare",
+        "deepspeed",
+    )
+    compared = data["compare"]
+    assert compared["peer_bytes"] == 2 * P + 18 * P // 2 == 1_174_976
+    assert compared["ours_bytes"] == data["model_states_bytes"] == 1_174_976
+    assert sum(i["peer_bytes"] for i in compared["items"]) == compared["peer_bytes"]
+    assert [i["difference_bytes"] for i in compared["items"]] == [0, 0]
+    # Accelerate: the base model without its head (256 x 64), 4 bytes a parameter, and under
+    # fp32 four times that at the step (16 bytes a parameter): the largest figure, printed.
+    data = _json(folder, "--precision", "fp32", "--compare", "accelerate")
+    compared = data["compare"]
+    assert compared["head_parameters_left_out"] == 256 * 64
+    assert compared["peer_bytes"] == 16 * (P - 256 * 64)
+    assert compared["ours_bytes"] == 16 * P
+    assert "acc_largest" in compared["notes"] and "acc_no_head" in compared["notes"]
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_the_comparison_speaks_the_readers_language(tmp_path: Path, lang: str) -> None:
+    result = _run(str(_folder(tmp_path, TINY)), "--lang", lang, "--compare", "accelerate")
+    assert result.exit_code == 0, result.output
+    for key in ("compare_item_header", "compare_ours_header", "compare_item_gradients"):
+        assert message(key, lang) in result.stdout, key
+    assert "estimate_training_usage(bytes=361728, mixed_precision='bfloat16')" in result.stdout
+
+
 @pytest.mark.parametrize("lang", CODES)
 def test_the_table_speaks_the_readers_language(tmp_path: Path, lang: str) -> None:
     result = _run(str(_folder(tmp_path, TINY)), "--lang", lang, "--shard", "zero2", "--gpus", "2")
@@ -196,6 +236,7 @@ BAD: dict[str, tuple[list[str], dict[str, Any] | None]] = {
         {**TINY, "model_type": "mamba", "state_size": 8},
     ),
     "text_of_a_wrapper": ([], {**TINY, "model_type": "qwen2_vl_text"}),
+    "unknown_peer": (["--compare", "megatron"], None),
 }
 
 

@@ -700,6 +700,17 @@ def _train_command() -> Callable[..., None]:
                 help=N_("Micro-steps per optimizer step: gradients accumulate in place."),
             ),
         ] = "1",
+        compare: Annotated[
+            str | None,
+            typer.Option(
+                "--compare",
+                click_type=click.Choice(("deepspeed", "accelerate")),
+                help=N_(
+                    "Also print what DeepSpeed's or Accelerate's estimator states for this run, "
+                    "and why it differs, item by item."
+                ),
+            ),
+        ] = None,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
@@ -727,7 +738,7 @@ def _train_command() -> Callable[..., None]:
                 grad_accum=grad_accum,
                 lang=lang,
             )
-            text = train_output(path, request, lang, as_json)
+            text = train_output(path, request, lang, as_json, compare)
         except InputError as error:
             refuse(error, lang)
         print(text)

@@ -91,15 +91,29 @@ def train_request(
     return TrainRequest(**settings)
 
 
-def train_output(path: str, request: TrainRequest, lang: str, as_json: bool) -> str:
-    """The run sized, as the command prints it: its JSON object or its tables."""
+def train_output(
+    path: str, request: TrainRequest, lang: str, as_json: bool, compare: str | None = None
+) -> str:
+    """The run sized, as the command prints it: its JSON object or its tables (with a peer's
+    estimate beside it when `compare` names one)."""
     from iteragpu.training.plan import payload, plan_training
 
     plan = plan_training(path, request)
+    comparison = None
+    if compare is not None:
+        from iteragpu.training.compare import compare as compared
+
+        comparison = compared(plan, compare)
     if as_json:
         from iteragpu.cli.json_text import json_text
+        from iteragpu.training.compare import compare_json
 
-        return json_text(payload(plan))
-    from iteragpu.cli.views import train_text
+        data = payload(plan)
+        data["compare"] = None if comparison is None else compare_json(comparison)
+        return json_text(data)
+    from iteragpu.cli.views import train_compare_text, train_text
 
-    return train_text(plan, lang)
+    text = train_text(plan, lang)
+    if comparison is not None:
+        text += "\n\n" + train_compare_text(comparison, lang)
+    return text

@@ -166,6 +166,12 @@ def train_tensors(config: ModelConfig, request: TrainRequest) -> tuple[TrainTens
     the model's order, named in full, with what it stores and whether it trains."""
     from iteragpu.training.naming import model_tensors
 
+    refuse_quantized(config, request)
+    return held_tensors(model_tensors(config), request)
+
+
+def refuse_quantized(config: ModelConfig, request: TrainRequest) -> None:
+    """Refuse a checkpoint already quantized: its training sizes are not stated."""
     if config.quantization_method is not None:
         if request.method == "qlora":
             raise AdapterInputError(
@@ -180,7 +186,6 @@ def train_tensors(config: ModelConfig, request: TrainRequest) -> tuple[TrainTens
             "quantized_checkpoint",
             method=config.quantization_method,
         )
-    return held_tensors(model_tensors(config), request)
 
 
 def held_tensors(tensors: ModelTensors, request: TrainRequest) -> tuple[TrainTensor, ...]:

@@ -45,10 +45,8 @@ class TrainingPlan(Record):
     states: Mapping[str, tuple[StateItem, ...]]  # per trainable tensor, by its full name
     shared: tuple[StateItem, ...]  # held once per run (8-bit AdamW's maps, GradScaler)
     shard: ShardPlan
-
-    @property
-    def parameters(self) -> int:
-        return sum(t.elements for t in self.tensors if t.role in ("base", "quantized"))
+    # The model's parameters (a 4-bit weight's unpacked values; tied weights once)
+    parameters: int
 
     @property
     def trainable(self) -> tuple[TrainTensor, ...]:
@@ -81,14 +79,17 @@ def plan_training(path: Path | str, request: TrainRequest) -> TrainingPlan:
     """The run `request` describes on the model at `path` (a folder, a config.json, a name);
     an `InputError` with a one-line message for what cannot be stated."""
     from iteragpu.models.model import read_model
-    from iteragpu.training.adapters import train_tensors
+    from iteragpu.training.adapters import held_tensors, refuse_quantized
+    from iteragpu.training.naming import model_tensors
     from iteragpu.training.sharding import shard_plan
     from iteragpu.training.states import check_request, shared_items, state_items
 
     path = Path(path)
     check_request(request)
     config, _ = read_model(path)
-    tensors = train_tensors(config, request)
+    refuse_quantized(config, request)
+    model = model_tensors(config)
+    tensors = held_tensors(model, request)
     states = {t.name: state_items(t, request) for t in tensors if t.trainable}
     shared = shared_items(tensors, request)
     return TrainingPlan(
@@ -99,6 +100,7 @@ def plan_training(path: Path | str, request: TrainRequest) -> TrainingPlan:
         states,
         shared,
         shard_plan(tensors, states, request.shard, request.gpus),
+        sum(p.elements for p in model.params),
     )
 
 
