@@ -286,6 +286,14 @@ QLORA = [
         {"lora_targets": ("all-linear",)},
     ),
     (
+        "qdora-nf4-dq-all-linear",
+        "tiny",
+        "nf4",
+        True,
+        {"target_modules": "all-linear", "use_dora": True},
+        {"lora_targets": ("all-linear",), "method": "qdora"},
+    ),
+    (
         "fp4-dq-odd-bias-all",
         "odd",
         "fp4",

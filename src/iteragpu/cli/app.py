@@ -573,7 +573,10 @@ def _train_command() -> Callable[..., None]:
             typer.Option(
                 "--method",
                 click_type=click.Choice(METHODS),
-                help=N_("full, LoRA, DoRA or QLoRA (PEFT's adapters; bitsandbytes' 4-bit base)."),
+                help=N_(
+                    "full, LoRA, DoRA, QLoRA, or QDoRA (DoRA on QLoRA's base): PEFT's adapters, "
+                    "bitsandbytes' 4-bit base."
+                ),
             ),
         ] = "full",
         precision: Annotated[

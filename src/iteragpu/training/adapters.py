@@ -132,6 +132,10 @@ PEFT_MAMBA_TYPES: Final = frozenset({"falcon_h1", "mamba", "mamba2", "falcon_mam
 PEFT_MAMBA_INCOMPATIBLE: Final = frozenset({"out_proj", "conv1d"})
 
 ADAPTER_DTYPES: Final = ("float32", "bfloat16", "float16")
+# QDoRA: DoRA's adapters on QLoRA's 4-bit base (PEFT 0.21.2 tuners/lora/bnb.py Linear4bit
+# takes use_dora; its DoraLinearLayer reads the dequantized weight's norm once, at creation).
+QUANTIZED_METHODS: Final = frozenset({"qlora", "qdora"})
+DORA_METHODS: Final = frozenset({"dora", "qdora"})
 SIXTEEN_BIT: Final = frozenset({"bfloat16", "float16"})
 
 # bitsandbytes 0.50.2: Params4bit's blocksize (nn/modules.py, 64 by default; Transformers'
@@ -173,7 +177,7 @@ def train_tensors(config: ModelConfig, request: TrainRequest) -> tuple[TrainTens
 def refuse_quantized(config: ModelConfig, request: TrainRequest) -> None:
     """Refuse a checkpoint already quantized: its training sizes are not stated."""
     if config.quantization_method is not None:
-        if request.method == "qlora":
+        if request.method in QUANTIZED_METHODS:
             raise AdapterInputError(
                 "QLoRA quantizes a 16- or 32-bit checkpoint to 4 bits: this checkpoint is "
                 "already quantized ({method})",
@@ -199,9 +203,9 @@ def held_tensors(tensors: ModelTensors, request: TrainRequest) -> tuple[TrainTen
             TrainTensor(p.name, p.shape, "float32" if p.float32 else base, "base", not p.frozen)
             for p in model.params
         )
-    if request.method not in ("lora", "dora", "qlora"):
+    if request.method not in ("lora", "dora", "qlora", "qdora"):
         raise AdapterInputError(
-            "the method must be one of full, lora, dora, qlora: {method} is not",
+            "the method must be one of full, lora, dora, qlora, qdora: {method} is not",
             "method",
             method=shown(str(request.method)),
         )
@@ -224,7 +228,7 @@ def held_tensors(tensors: ModelTensors, request: TrainRequest) -> tuple[TrainTen
     names, parameters, multiples = model.converted(request.lora_targets, request.lora_parameters)
     ranks = {leaf: rank * multiple for leaf, multiple in multiples.items()}
     targets = model.lora_targets(names, saved, bool(parameters))
-    quantized = model.quantized_linears() if request.method == "qlora" else frozenset()
+    quantized = model.quantized_linears() if request.method in QUANTIZED_METHODS else frozenset()
     for module in saved:
         inside = [m for m in quantized if _under(m, module)]
         if inside:
@@ -249,7 +253,7 @@ def _held(
     wrapped: Mapping[str, tuple[str, ...]],
     ranks: Mapping[str, int],
 ) -> Iterable[TrainTensor]:
-    qlora = request.method == "qlora"
+    qlora = request.method in QUANTIZED_METHODS
     bias = request.lora_bias
 
     def dtype_of(param: Param) -> str:
@@ -361,7 +365,7 @@ def _adapters(module: str, weight: Param, request: TrainRequest) -> Iterable[Tra
             f"{module}.lora_B.default.weight", (outputs, rank), dtype, "adapter", True
         )
         magnitude = outputs
-    if request.method == "dora":
+    if request.method in DORA_METHODS:
         # tuners/lora/dora.py DoraLinearLayer (DoraEmbeddingLayer): one magnitude per output
         # row (per embedding dimension).
         yield TrainTensor(
@@ -566,7 +570,7 @@ class _Model:
         it)."""
         if not names:
             return {}
-        if method == "dora":
+        if method in DORA_METHODS:
             # tuners/lora/layer.py ParamWrapper.__init__: "does not work with use_dora=True".
             raise AdapterInputError(
                 "DoRA does not work with LoRA on parameters (PEFT's ParamWrapper), and the "

@@ -167,8 +167,8 @@ def payload(plan: TrainingPlan) -> dict[str, Any]:
             "lora_bias": request.lora_bias,
             "modules_to_save": list(request.modules_to_save),
             "adapter_dtype": request.adapter_dtype,
-            "quant_type": request.quant_type if request.method == "qlora" else None,
-            "double_quant": request.double_quant if request.method == "qlora" else None,
+            "quant_type": request.quant_type if request.method in ("qlora", "qdora") else None,
+            "double_quant": request.double_quant if request.method in ("qlora", "qdora") else None,
             "shard": request.shard,
             "gpus": request.gpus,
             # Recorded: they size the activations, which the lab measures.
