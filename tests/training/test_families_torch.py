@@ -60,6 +60,11 @@ BUILDABLE: dict[str, dict[str, Any]] = {
     "dbrx": {"attn_config": {"rope_theta": 10000.0}},
     "ministral": {"head_dim": 128},
 }
+# Fewer layers where the class needs more than their count changed: Gemma-3n's last
+# num_kv_shared_layers read earlier layers' KV, and must be fewer than the layers.
+FEWER: dict[str, dict[str, Any]] = {
+    "gemma3n_text": {"num_hidden_layers": 10, "num_kv_shared_layers": 4},
+}
 WRAPPED_ONLY = [t for t in stated_types() if family_naming(t).wrapper is not None]
 TEXT = [t for t in stated_types() if t not in WRAPPED_ONLY]
 
@@ -222,13 +227,11 @@ def _config(model_type: str, changes: dict[str, Any]) -> Any:
     # with its modules: PEFT's DoRA on Cohere's 40 layers takes seconds).
     whole = transformers.AutoConfig.for_model(model_type, **settings)
     wanted = _layouts(whole.to_dict())
-    for layers in (2, 4, 8):
-        if layers >= whole.num_hidden_layers:
-            break
+    candidates = [FEWER[model_type]] if model_type in FEWER else []
+    candidates += [{"num_hidden_layers": n} for n in (2, 4, 8) if n < whole.num_hidden_layers]
+    for fewer_settings in candidates:
         try:
-            fewer = transformers.AutoConfig.for_model(
-                model_type, **settings, num_hidden_layers=layers
-            )
+            fewer = transformers.AutoConfig.for_model(model_type, **settings, **fewer_settings)
             with torch.device("meta"):
                 transformers.AutoModelForCausalLM.from_config(fewer)
         except (ValueError, IndexError, TypeError):
