@@ -249,3 +249,48 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, name: str) -> None:
     (line,) = result.stderr.splitlines()
     assert line.startswith("iteragpu: ")
     assert "Traceback" not in result.output
+
+
+def _command_request(values: dict[str, str]) -> Any:
+    """What `iteragpu train` reads from the options a training form's values stand for."""
+    from iteragpu.cli.train_request import train_request
+
+    return train_request(
+        method=values["method"],
+        precision=values["precision"],
+        optimizer=values["optimizer"],
+        fused=values["fused"] == "true",
+        lora_r=values["lora_r"],
+        lora_targets=values["lora_targets"] or None,
+        lora_bias="none",
+        modules_to_save=None,
+        adapter_dtype=None,
+        quant_type="nf4",
+        double_quant=values["double_quant"] == "true",
+        shard=values["shard"],
+        gpus=values["gpus"],
+        micro_batch=None,
+        sequence_length=None,
+        grad_accum="1",
+        lang="ko",
+    )
+
+
+def _read_or_reason(reader: Any, values: dict[str, str]) -> Any:
+    from iteragpu.core.numbers import InputError
+
+    try:
+        return reader(values)
+    except InputError as error:
+        return error.reason
+
+
+def test_the_sizer_vectors_read_the_form_as_the_command_reads_its_options() -> None:
+    """The training vectors (docs_tools, which may not import the CLI) read each form's values
+    into the request `iteragpu train` reads from the same options, or refuse them alike."""
+    from iteragpu.docs_tools import sizer_training_vectors as vectors
+
+    for form in (*vectors.REQUESTS, *vectors.BAD_REQUESTS):
+        values = {**vectors.DEFAULT_REQUEST, **form}
+        ours = _read_or_reason(vectors.request, values)
+        assert ours == _read_or_reason(_command_request, values), form

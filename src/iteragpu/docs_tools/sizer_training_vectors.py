@@ -91,35 +91,40 @@ TINY_LLAMA: Final = {
 }
 
 
+def request(form: dict[str, str]) -> Any:
+    """The TrainRequest of the form's values, read as iteragpu.cli.train_request reads the
+    command's options (the core's grammar; this layer may not import the CLI's)."""
+    from iteragpu.core.numbers import InputError, parse_count
+    from iteragpu.training.records import TrainRequest
+
+    values = {**DEFAULT_REQUEST, **form}
+    targets = None
+    if values["lora_targets"]:
+        names = tuple(n.strip() for n in values["lora_targets"].split(",") if n.strip())
+        if not names:
+            raise InputError("{what} names no module", "no_names", what="--lora-targets")
+        targets = names
+    return TrainRequest(
+        method=values["method"],  # type: ignore[arg-type]
+        precision=values["precision"],  # type: ignore[arg-type]
+        optimizer=values["optimizer"],  # type: ignore[arg-type]
+        fused=values["fused"] == "true",
+        lora_r=parse_count(values["lora_r"], "--lora-r", maximum=65_536),
+        lora_targets=targets,
+        double_quant=values["double_quant"] == "true",
+        shard=values["shard"],  # type: ignore[arg-type]
+        gpus=parse_count(values["gpus"], "--gpus", maximum=100_000),
+    )
+
+
 def answer(path: Path, form: dict[str, str]) -> dict[str, Any]:
     """What `iteragpu train` answers for the config at `path` and the form's values: the plan's
     figures, or the refusal's reason."""
-    from iteragpu.cli.train_request import train_request
     from iteragpu.core.numbers import InputError
     from iteragpu.training.plan import payload, plan_training
 
-    values = {**DEFAULT_REQUEST, **form}
     try:
-        request = train_request(
-            method=values["method"],
-            precision=values["precision"],
-            optimizer=values["optimizer"],
-            fused=values["fused"] == "true",
-            lora_r=values["lora_r"],
-            lora_targets=values["lora_targets"] or None,
-            lora_bias="none",
-            modules_to_save=None,
-            adapter_dtype=None,
-            quant_type="nf4",
-            double_quant=values["double_quant"] == "true",
-            shard=values["shard"],
-            gpus=values["gpus"],
-            micro_batch=None,
-            sequence_length=None,
-            grad_accum="1",
-            lang="ko",
-        )
-        data = payload(plan_training(path, request))
+        data = payload(plan_training(path, request(form)))
     except InputError as error:
         return {"valid": False, "reason": error.reason}
     keys = (
