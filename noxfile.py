@@ -36,6 +36,17 @@ ACCELERATE = "accelerate==1.15.0"
 # unit tests' longest (the wheel installed alone) runs beside the others.
 XDIST = ("-n", "2", "--dist", "load")
 XDIST_GROUPS = ("-n", "2", "--dist", "loadgroup")
+DEEPSPEED = "deepspeed==0.19.8"
+# What DeepSpeed 0.19.8 imports beside torch (its requirements.txt), for its estimators.
+DEEPSPEED_DEPENDENCIES = (
+    "hjson",
+    "py-cpuinfo",
+    "pydantic>=2",
+    "msgpack",
+    "psutil",
+    "ninja",
+    "einops",
+)
 # The peer `nox -s bench` times `iteragpu model` against (installed in that session only).
 VRAMCALC = "vramcalc==0.1.2"
 SERVE_ADDRESS = ("127.0.0.1", "8000")
@@ -219,7 +230,26 @@ def models(session: nox.Session) -> None:
 def training(session: nox.Session) -> None:
     """The training sizes against the real thing: one optimizer step per setup with PyTorch,
     PEFT and bitsandbytes on CPU, FSDP2 over gloo processes, every tensor's bytes compared."""
-    torch_env(session).run("pytest", "-m", "training", *XDIST, "tests/training", *session.posargs)
+    env = torch_env(session)
+    # `iteragpu train --compare deepspeed` is checked against DeepSpeed's own estimators, which
+    # import and run on a CPU: built without its ops, against the shared environment's torch
+    # (pip skips both installs once they are satisfied).
+    env.run(
+        "python", "-m", "pip", "install", "--quiet", "setuptools", "wheel", *DEEPSPEED_DEPENDENCIES
+    )
+    env.run(
+        "python",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-build-isolation",
+        "--no-deps",
+        DEEPSPEED,
+        env={"DS_BUILD_OPS": "0"},
+    )
+    # Grouped per family (xdist_group): a family's meta build serves all its setups.
+    env.run("pytest", "-m", "training", *XDIST_GROUPS, "tests/training", *session.posargs)
 
 
 @nox.session(default=False)

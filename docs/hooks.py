@@ -242,6 +242,7 @@ def sizer_data() -> dict[str, Any]:
     from iteragpu.models.presets import presets
     from iteragpu.models.recipe import recipe, recipe_types
     from iteragpu.models.towers import TOWERS_DIR, tower, wrapper, wrapper_types
+    from iteragpu.training.page import sizer_tables
 
     return {
         "defaults": DEFAULT_QUERY,
@@ -273,6 +274,9 @@ def sizer_data() -> dict[str, Any]:
             for model_type in wrapper_types()
             if (described := wrapper(model_type)) is not None
         },
+        # The training mode's tables (iteragpu.training.page): module names and classes per
+        # family, PEFT's targets and conversion, the byte rules' constants.
+        "training": sizer_tables(),
     }
 
 

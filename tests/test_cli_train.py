@@ -35,6 +35,7 @@ TINY = {
     "dtype": "float32",
 }
 P = 106_816
+MIXTRAL = {**TINY, "model_type": "mixtral", "num_local_experts": 4}
 
 
 def _folder(tmp_path: Path, config: dict[str, Any]) -> Path:
@@ -122,6 +123,85 @@ def test_a_sharded_run_states_every_rank_and_the_first_to_fill(tmp_path: Path) -
     assert held - sum(r["padding_bytes"] for r in data["ranks"]) <= whole["model_states_bytes"]
 
 
+def test_lora_on_a_moe_s_experts_and_a_wrapper_s_tower(tmp_path: Path) -> None:
+    data = _json(
+        str(_folder(tmp_path, MIXTRAL)),
+        "--method",
+        "lora",
+        "--lora-r",
+        "2",
+        "--lora-targets",
+        "q_proj",
+        "--lora-parameters",
+        "mlp.experts.gate_up_proj,mlp.experts.down_proj",
+    )
+    assert data["request"]["lora_parameters"] == [
+        "mlp.experts.gate_up_proj",
+        "mlp.experts.down_proj",
+    ]
+    # Per layer: q_proj's LoRA (2x64 + 64x2), gate_up_proj's (8x64 + 256x8), down_proj's
+    # (8x128 + 64x8): r x 4 experts wide, PEFT's ParamWrapper.
+    per_layer = 2 * 64 + 64 * 2 + 8 * 64 + 256 * 8 + 8 * 128 + 64 * 8
+    assert data["trainable_parameters"] == 2 * per_layer
+    llava = {
+        "model_type": "llava",
+        "text_config": {**TINY, "vocab_size": 512},
+        "vision_config": {
+            "model_type": "clip_vision_model",
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 28,
+            "patch_size": 14,
+        },
+    }
+    data = _json(str(_folder(tmp_path, llava)), "--method", "lora", "--lora-targets", "all-linear")
+    assert data["model_type"] == "llama"
+    # The tower's 12 linears, the projector's 2 and the decoder's 14 (not the head).
+    assert data["trainable_tensors"] == 2 * (12 + 2 + 14)
+
+
+def test_compare_states_each_peer_s_figures_item_by_item(tmp_path: Path) -> None:
+    folder = str(_folder(tmp_path, TINY))
+    assert _json(folder)["compare"] is None
+    # bf16 weights, fp32 masters and AdamW under ZeRO-2 on 2 GPUs: DeepSpeed's own 2 + 18/N
+    # bytes per parameter, and the tool's items sum to the same (106,816 is a multiple of 2N).
+    data = _json(
+        folder,
+        "--precision",
+        "bf16-master",
+        "--shard",
+        "zero2",
+        "--gpus",
+        "2",
+        "--compare",
+        "deepspeed",
+    )
+    compared = data["compare"]
+    assert compared["peer_bytes"] == 2 * P + 18 * P // 2 == 1_174_976
+    assert compared["ours_bytes"] == data["model_states_bytes"] == 1_174_976
+    assert sum(i["peer_bytes"] for i in compared["items"]) == compared["peer_bytes"]
+    assert [i["difference_bytes"] for i in compared["items"]] == [0, 0]
+    # Accelerate: the base model without its head (256 x 64), 4 bytes a parameter, and under
+    # fp32 four times that at the step (16 bytes a parameter): the largest figure, printed.
+    data = _json(folder, "--precision", "fp32", "--compare", "accelerate")
+    compared = data["compare"]
+    assert compared["head_parameters_left_out"] == 256 * 64
+    assert compared["peer_bytes"] == 16 * (P - 256 * 64)
+    assert compared["ours_bytes"] == 16 * P
+    assert "acc_largest" in compared["notes"] and "acc_no_head" in compared["notes"]
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_the_comparison_speaks_the_readers_language(tmp_path: Path, lang: str) -> None:
+    result = _run(str(_folder(tmp_path, TINY)), "--lang", lang, "--compare", "accelerate")
+    assert result.exit_code == 0, result.output
+    for key in ("compare_item_header", "compare_ours_header", "compare_item_gradients"):
+        assert message(key, lang) in result.stdout, key
+    assert "estimate_training_usage(bytes=361728, mixed_precision='bfloat16')" in result.stdout
+
+
 @pytest.mark.parametrize("lang", CODES)
 def test_the_table_speaks_the_readers_language(tmp_path: Path, lang: str) -> None:
     result = _run(str(_folder(tmp_path, TINY)), "--lang", lang, "--shard", "zero2", "--gpus", "2")
@@ -144,6 +224,19 @@ BAD: dict[str, tuple[list[str], dict[str, Any] | None]] = {
     "unknown_method": (["--method", "prefix"], None),
     "negative_accumulation": (["--grad-accum", "-2"], None),
     "unknown_family": ([], {**TINY, "model_type": "no_such_family"}),
+    "unknown_parameter": (["--method", "lora", "--lora-parameters", "no.such"], None),
+    "empty_parameters": (["--method", "lora", "--lora-parameters", ","], None),
+    "dora_on_parameters": (
+        ["--method", "dora", "--lora-parameters", "mlp.experts.down_proj"],
+        MIXTRAL,
+    ),
+    "moe_without_targets": (["--method", "lora"], MIXTRAL),
+    "mamba_out_proj": (
+        ["--method", "lora", "--lora-targets", "all-linear"],
+        {**TINY, "model_type": "mamba", "state_size": 8},
+    ),
+    "text_of_a_wrapper": ([], {**TINY, "model_type": "qwen2_vl_text"}),
+    "unknown_peer": (["--compare", "megatron"], None),
 }
 
 
@@ -156,3 +249,48 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, name: str) -> None:
     (line,) = result.stderr.splitlines()
     assert line.startswith("iteragpu: ")
     assert "Traceback" not in result.output
+
+
+def _command_request(values: dict[str, str]) -> Any:
+    """What `iteragpu train` reads from the options a training form's values stand for."""
+    from iteragpu.cli.train_request import train_request
+
+    return train_request(
+        method=values["method"],
+        precision=values["precision"],
+        optimizer=values["optimizer"],
+        fused=values["fused"] == "true",
+        lora_r=values["lora_r"],
+        lora_targets=values["lora_targets"] or None,
+        lora_bias="none",
+        modules_to_save=None,
+        adapter_dtype=None,
+        quant_type="nf4",
+        double_quant=values["double_quant"] == "true",
+        shard=values["shard"],
+        gpus=values["gpus"],
+        micro_batch=None,
+        sequence_length=None,
+        grad_accum="1",
+        lang="ko",
+    )
+
+
+def _read_or_reason(reader: Any, values: dict[str, str]) -> Any:
+    from iteragpu.core.numbers import InputError
+
+    try:
+        return reader(values)
+    except InputError as error:
+        return error.reason
+
+
+def test_the_sizer_vectors_read_the_form_as_the_command_reads_its_options() -> None:
+    """The training vectors (docs_tools, which may not import the CLI) read each form's values
+    into the request `iteragpu train` reads from the same options, or refuse them alike."""
+    from iteragpu.docs_tools import sizer_training_vectors as vectors
+
+    for form in (*vectors.REQUESTS, *vectors.BAD_REQUESTS):
+        values = {**vectors.DEFAULT_REQUEST, **form}
+        ours = _read_or_reason(vectors.request, values)
+        assert ours == _read_or_reason(_command_request, values), form

@@ -286,6 +286,14 @@ QLORA = [
         {"lora_targets": ("all-linear",)},
     ),
     (
+        "qdora-nf4-dq-all-linear",
+        "tiny",
+        "nf4",
+        True,
+        {"target_modules": "all-linear", "use_dora": True},
+        {"lora_targets": ("all-linear",), "method": "qdora"},
+    ),
+    (
         "fp4-dq-odd-bias-all",
         "odd",
         "fp4",
@@ -383,3 +391,51 @@ def test_trainable_counts_at_published_sizes(report: list[str]) -> None:
             count = sum(t.elements for t in tensors if t.trainable)
             assert count == sum(p.numel() for p in model.parameters() if p.requires_grad)
             report.append(f"{preset} {setup}: {count:,} trainable")
+
+
+def test_a_qdora_step_holds_what_is_stated(saved: dict[str, Path], report: list[str]) -> None:
+    """QDoRA (DoRA's adapters on QLoRA's 4-bit base, PEFT's use_dora on bitsandbytes'
+    Linear4bit) runs on the CPU: two micro-steps, one AdamW step; every trainable tensor's
+    gradient and optimizer states against what iteragpu.training.states states for it."""
+    pytest.importorskip("bitsandbytes")
+    pytest.importorskip("accelerate")
+    from test_states_torch import _bytes, _stated
+
+    from iteragpu.training.states import state_items
+
+    quantization = transformers.BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.bfloat16,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            saved["tiny"], quantization_config=quantization, device_map="cpu", dtype=torch.bfloat16
+        )
+        model = peft.prepare_model_for_kbit_training(model)
+        model = peft.get_peft_model(
+            model, peft.LoraConfig(r=4, target_modules="all-linear", use_dora=True)
+        )
+    request = TrainRequest(
+        method="qdora", lora_r=4, lora_targets=("all-linear",), double_quant=True
+    )
+    total = _compare(TINY, request, model)
+    trainable = {n.removeprefix(WRAPPER): p for n, p in model.named_parameters() if p.requires_grad}
+    optimizer = torch.optim.AdamW(list(trainable.values()), lr=1e-3)
+    generator = torch.Generator().manual_seed(0)
+    for _micro in range(2):
+        ids = torch.randint(0, 256, (2, 8), generator=generator)
+        (model(input_ids=ids, labels=ids).loss / 2).backward()
+    optimizer.step()
+    tensors = {t.name: t for t in train_tensors(parse_config(TINY), request) if t.trainable}
+    assert tensors.keys() == trainable.keys()
+    states = 0
+    for name, p in trainable.items():
+        measured = {("gradient", "grad"): (tuple(p.grad.shape), _dtype(p.grad), _bytes(p.grad))}
+        for key, value in optimizer.state[p].items():
+            measured[("optimizer", key)] = (tuple(value.shape), _dtype(value), _bytes(value))
+        assert measured == _stated(state_items(tensors[name], request)), name
+        states += sum(b for _, _, b in measured.values())
+    report.append(f"qdora step: {total} B held, {states} B of gradients and AdamW states")

@@ -637,3 +637,91 @@ def test_an_input_redraws_the_chart_and_its_text(page: Any, base_url: str, lang:
     page.fill("#sizer-params", "seven")
     assert page.locator("#memory-chart").get_attribute("data-state") == "error"
     assert page.locator("#memory-chart svg [data-segment]").count() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The training mode (#training): `iteragpu train`'s figures from the config the page has read
+# ---------------------------------------------------------------------------------------------
+
+TRAINING_FORMS = [
+    {"method": "lora", "lora_r": "16"},
+    {"method": "qlora", "lora_targets": "all-linear", "double_quant": "true"},
+    {"method": "full", "precision": "bf16-master", "shard": "zero3", "gpus": "4"},
+    {"method": "full", "precision": "fp16", "optimizer": "sgd", "shard": "fsdp2", "gpus": "3"},
+]
+TRAINING_ROWS = {
+    "gradients": "gradients_bytes",
+    "optimizer": "optimizer_state_bytes",
+    "master-weights": "master_weights_bytes",
+    "master-gradients": "master_gradients_bytes",
+    "model-states": "model_states_bytes",
+    "host": "optimizer_host_bytes",
+}
+
+
+def _training_form(page: Any, form: dict[str, str]) -> None:
+    from iteragpu.docs_tools.sizer_training_vectors import DEFAULT_REQUEST
+
+    for key, value in {**DEFAULT_REQUEST, **form}.items():
+        selector = f'[data-sizer-train="{key}"]'
+        if page.locator(selector).evaluate("el => el.tagName") == "SELECT":
+            page.select_option(selector, value)
+        else:
+            page.fill(selector, value)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_training_mode_states_iteragpu_trains_figures(
+    page: Any, base_url: str, lang: str
+) -> None:
+    from iteragpu.docs_tools.sizer_training_vectors import answer
+    from iteragpu.models.presets import presets
+
+    _open(page, base_url, lang)
+    messages: dict[str, str] = page.evaluate(
+        """() => Object.fromEntries(Array.from(
+            document.querySelectorAll('#sizer-train-messages [data-train-text]'),
+            el => [el.getAttribute('data-train-text'), el.textContent.trim()]))"""
+    )
+    # No config yet: nothing is stated from the parameter count alone.
+    assert page.locator("#sizer-train-status").get_attribute("data-state") == "empty"
+    assert page.locator("#sizer-train-states tbody tr").count() == 0
+    preset = next(p for p in presets() if p.name == "llama-3.1-8b")
+    page.select_option("#sizer-preset", preset.name)
+    for form in TRAINING_FORMS:
+        _training_form(page, form)
+        expected = answer(preset.config_path, form)
+        assert expected["valid"], form
+        assert page.locator("#sizer-train-status").get_attribute("data-state") == "ok"
+        shown = page.evaluate(
+            """() => Object.fromEntries(Array.from(
+                document.querySelectorAll('#sizer-train-states tbody tr')).map(tr => [
+                    tr.dataset.item,
+                    [tr.querySelector('[data-column="bytes"]').dataset.bytes || null,
+                     tr.querySelector('[data-column="status"]').textContent]]))"""
+        )
+        for item, key in TRAINING_ROWS.items():
+            if expected[key]:
+                assert shown[item][0] == str(expected[key]), (form, item)
+        for role in expected["weights"]:
+            assert shown[f"role-{role['role']}"][0] == str(role["weights_bytes"]), (form, role)
+        # Activations are to be measured, never a figure.
+        assert shown["activations"] == [None, messages["to_measure"]]
+        ranks = page.locator("#sizer-train-ranks tbody tr")
+        assert ranks.count() == (len(expected["ranks"]) if form.get("shard") else 0)
+        status = page.locator("#sizer-train-status").inner_text()
+        assert format_number(expected["trainable_parameters"], 0, lang) in status
+    # A refusal, in the page's words, with its reason.
+    _training_form(page, {"method": "lora", "lora_targets": "no_such_proj"})
+    assert answer(preset.config_path, {"method": "lora", "lora_targets": "no_such_proj"}) == {
+        "valid": False,
+        "reason": "lora_target_unknown",
+    }
+    status = page.locator("#sizer-train-status")
+    assert (status.get_attribute("data-state"), status.get_attribute("data-reason")) == (
+        "error",
+        "lora_target_unknown",
+    )
+    assert "no_such_proj" in status.inner_text()
+    assert page.locator("#sizer-train-states tbody tr").count() == 0

@@ -573,7 +573,10 @@ def _train_command() -> Callable[..., None]:
             typer.Option(
                 "--method",
                 click_type=click.Choice(METHODS),
-                help=N_("full, LoRA, DoRA or QLoRA (PEFT's adapters; bitsandbytes' 4-bit base)."),
+                help=N_(
+                    "full, LoRA, DoRA, QLoRA, or QDoRA (DoRA on QLoRA's base): PEFT's adapters, "
+                    "bitsandbytes' 4-bit base."
+                ),
             ),
         ] = "full",
         precision: Annotated[
@@ -613,6 +616,17 @@ def _train_command() -> Callable[..., None]:
                 help=N_(
                     "Modules LoRA wraps, comma-separated (q_proj,v_proj), or all-linear. "
                     "Default: PEFT's for the family."
+                ),
+            ),
+        ] = None,
+        lora_parameters: Annotated[
+            str | None,
+            typer.Option(
+                "--lora-parameters",
+                metavar=N_("NAMES"),
+                help=N_(
+                    "Parameters LoRA wraps that no linear layer holds, comma-separated "
+                    "(mlp.experts.gate_up_proj): PEFT's target_parameters."
                 ),
             ),
         ] = None,
@@ -689,6 +703,17 @@ def _train_command() -> Callable[..., None]:
                 help=N_("Micro-steps per optimizer step: gradients accumulate in place."),
             ),
         ] = "1",
+        compare: Annotated[
+            str | None,
+            typer.Option(
+                "--compare",
+                click_type=click.Choice(("deepspeed", "accelerate")),
+                help=N_(
+                    "Also print what DeepSpeed's or Accelerate's estimator states for this run, "
+                    "and why it differs, item by item."
+                ),
+            ),
+        ] = None,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
@@ -703,6 +728,7 @@ def _train_command() -> Callable[..., None]:
                 fused=fused,
                 lora_r=lora_r,
                 lora_targets=lora_targets,
+                lora_parameters=lora_parameters,
                 lora_bias=lora_bias,
                 modules_to_save=modules_to_save,
                 adapter_dtype=adapter_dtype,
@@ -715,7 +741,7 @@ def _train_command() -> Callable[..., None]:
                 grad_accum=grad_accum,
                 lang=lang,
             )
-            text = train_output(path, request, lang, as_json)
+            text = train_output(path, request, lang, as_json, compare)
         except InputError as error:
             refuse(error, lang)
         print(text)

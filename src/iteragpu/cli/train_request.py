@@ -37,6 +37,7 @@ def train_request(
     lora_r: str,
     lora_targets: str | None,
     lora_bias: str,
+    lora_parameters: str | None = None,
     modules_to_save: str | None,
     adapter_dtype: str | None,
     quant_type: str,
@@ -75,6 +76,7 @@ def train_request(
         "fused": fused,
         "lora_r": rank,
         "lora_targets": targets,
+        "lora_parameters": _names(lora_parameters, "--lora-parameters") or (),
         "lora_bias": lora_bias,
         "modules_to_save": _names(modules_to_save, "--modules-to-save") or (),
         "adapter_dtype": adapter_dtype,
@@ -89,15 +91,29 @@ def train_request(
     return TrainRequest(**settings)
 
 
-def train_output(path: str, request: TrainRequest, lang: str, as_json: bool) -> str:
-    """The run sized, as the command prints it: its JSON object or its tables."""
+def train_output(
+    path: str, request: TrainRequest, lang: str, as_json: bool, compare: str | None = None
+) -> str:
+    """The run sized, as the command prints it: its JSON object or its tables (with a peer's
+    estimate beside it when `compare` names one)."""
     from iteragpu.training.plan import payload, plan_training
 
     plan = plan_training(path, request)
+    comparison = None
+    if compare is not None:
+        from iteragpu.training.compare import compare as compared
+
+        comparison = compared(plan, compare)
     if as_json:
         from iteragpu.cli.json_text import json_text
+        from iteragpu.training.compare import compare_json
 
-        return json_text(payload(plan))
-    from iteragpu.cli.views import train_text
+        data = payload(plan)
+        data["compare"] = None if comparison is None else compare_json(comparison)
+        return json_text(data)
+    from iteragpu.cli.views import train_compare_text, train_text
 
-    return train_text(plan, lang)
+    text = train_text(plan, lang)
+    if comparison is not None:
+        text += "\n\n" + train_compare_text(comparison, lang)
+    return text

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate, Requirement
     from iteragpu.models.model import ModelSizing, PartialSizing, Weights
+    from iteragpu.training.compare import Comparison as TrainComparison
     from iteragpu.training.plan import TrainingPlan
     from iteragpu.training.records import TrainRequest
 
@@ -917,4 +918,52 @@ def train_text(plan: TrainingPlan, lang: str) -> str:
     if request.micro_batch is not None or request.sequence_length is not None:
         notes.append(message("train_note_recorded", lang))
     parts += ["", *(fold_text(n) for n in notes)]
+    return "\n".join(parts)
+
+
+def train_compare_text(comparison: TrainComparison, lang: str) -> str:
+    """A peer's estimate of the run beside the tool's, item by item, then why they differ."""
+    rows = [
+        [
+            message(f"compare_item_{item.key}", lang),
+            format_number(item.peer_bytes, 0, lang),
+            format_number(item.ours_bytes, 0, lang),
+            format_number(item.peer_bytes - item.ours_bytes, 0, lang),
+        ]
+        for item in comparison.items
+    ]
+    rows.append(
+        [
+            message("compare_total", lang),
+            format_number(comparison.peer_bytes, 0, lang),
+            format_number(comparison.ours_bytes, 0, lang),
+            format_number(comparison.peer_bytes - comparison.ours_bytes, 0, lang),
+        ]
+    )
+    headers = [
+        message("compare_item_header", lang),
+        message("compare_peer_header", lang, peer=comparison.peer),
+        message("compare_ours_header", lang),
+        message("compare_difference_header", lang),
+    ]
+    parts = [
+        fold_text(
+            message(
+                "compare_title",
+                lang,
+                peer=comparison.peer,
+                version=comparison.version,
+                call=comparison.call,
+            )
+        ),
+        "",
+        render_table(headers, rows),
+        "",
+    ]
+    for item in comparison.items:
+        label = message(f"compare_item_{item.key}", lang)
+        parts.append(fold_text(f"{label}: {message(f'compare_reason_{item.reason}', lang)}"))
+    head = format_number(comparison.head_parameters, 0, lang)
+    for note in comparison.notes:
+        parts.append(fold_text(message(f"compare_reason_{note}", lang, parameters=head)))
     return "\n".join(parts)

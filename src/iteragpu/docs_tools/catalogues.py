@@ -64,6 +64,8 @@ KEYWORDS: dict[str, Any] = {
             "EmptyRankError",
             "UnshardableError",
             "TrainInputError",
+            "NamingError",
+            "CompareInputError",
         ),
         (1,),
     ),

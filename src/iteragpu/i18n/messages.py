@@ -461,6 +461,93 @@ TEXTS: Final[dict[str, str]] = {
         "--micro-batch and --sequence-length are recorded in the JSON: they size the "
         "activations, which are measured, not computed."
     ),
+    # iteragpu train --compare: a peer's estimate beside the tool's, item by item.
+    "compare_title": N_("What {peer} {version} states for this run, per GPU: {call}"),
+    "compare_item_header": N_("Item"),
+    "compare_peer_header": N_("{peer} (B)"),
+    "compare_ours_header": N_("This tool (B)"),
+    "compare_difference_header": N_("Difference (B)"),
+    "compare_total": N_("Model states on one GPU"),
+    "compare_item_parameters_16bit": N_("16-bit parameters"),
+    "compare_item_split_states": N_("Gradients, fp32 copies and Adam states, split"),
+    "compare_item_largest_layer": N_("Largest layer, gathered"),
+    "compare_item_model": N_("Model"),
+    "compare_item_gradients": N_("Gradients"),
+    "compare_item_optimizer": N_("Optimizer"),
+    "compare_item_step": N_("At the optimizer step"),
+    "compare_reason_ds_parameters_16bit": N_(
+        "DeepSpeed counts 2 bytes for every parameter, whole on each GPU; the tool counts the "
+        "weights the run holds in its precision, 4-bit packing and adapters included."
+    ),
+    "compare_reason_ds_split_states": N_(
+        "DeepSpeed counts 18 bytes per parameter split over the GPUs (16-bit and fp32 "
+        "gradients, fp32 master weights, AdamW's two fp32 states); the tool counts the "
+        "trainable tensors' gradients, master copies and optimizer states, alignment padding "
+        "included."
+    ),
+    "compare_reason_ds_largest_layer": N_(
+        "DeepSpeed adds 4 bytes per parameter of the largest module, gathered to compute; the "
+        "tool leaves gathered layers out (a transient buffer)."
+    ),
+    "compare_reason_ds_zero3_parameters": N_(
+        "DeepSpeed's ZeRO-3 estimate holds no 16-bit parameter shard; the tool counts each "
+        "GPU's shard of every parameter."
+    ),
+    "compare_reason_ds_all_trained": N_(
+        "DeepSpeed is given the model's parameters and trains every one: LoRA, QLoRA and "
+        "frozen parameters hold no gradient or state in the run."
+    ),
+    "compare_reason_ds_mixed_adam": N_(
+        "DeepSpeed assumes 16-bit weights with fp32 master copies and AdamW, whatever the "
+        "run's precision and optimizer."
+    ),
+    "compare_reason_ds_zero2_only": N_(
+        "DeepSpeed has estimators for ZeRO-2 and ZeRO-3 only: ZeRO-2's is shown for this run."
+    ),
+    "compare_reason_host_states": N_(
+        "The optimizer's step counters in host memory are on neither side of the comparison."
+    ),
+    "compare_reason_acc_model": N_(
+        "Accelerate counts 4 bytes per parameter of the base model (float32); the tool counts "
+        "the weights in the run's precision."
+    ),
+    "compare_reason_acc_gradients_fp32": N_(
+        "Accelerate counts the float32 model's bytes again for the gradients."
+    ),
+    "compare_reason_acc_gradients_mixed": N_(
+        "Accelerate counts 1.5 times the float32 model for the gradients (an fp32 and a "
+        "16-bit copy); the tool counts the trainable tensors' gradients."
+    ),
+    "compare_reason_acc_optimizer": N_(
+        "Accelerate counts twice the float32 model (AdamW's two states); the tool counts the "
+        "optimizer's states on the GPU and the master weights."
+    ),
+    "compare_reason_acc_step_fp32": N_(
+        "Accelerate counts 4 times the float32 model at the step (model, gradients and AdamW "
+        "together); the tool's figure is the sum of its items."
+    ),
+    "compare_reason_acc_step_mixed": N_(
+        "Accelerate repeats its optimizer figure at the step under mixed precision; the "
+        "tool's figure is the sum of its items."
+    ),
+    "compare_reason_acc_largest": N_(
+        "Accelerate prints the largest of its four figures (Training using Adam), not their sum."
+    ),
+    "compare_reason_acc_all_trained": N_(
+        "Accelerate trains every parameter with AdamW: it knows neither LoRA nor QLoRA nor "
+        "other optimizers."
+    ),
+    "compare_reason_acc_no_head": N_(
+        "Accelerate builds the base model (AutoModel), without the output head: "
+        "{parameters} parameters fewer."
+    ),
+    "compare_reason_acc_buffers": N_(
+        "Accelerate's total also holds the model's buffers (rotary tables), which the tool "
+        "does not size."
+    ),
+    "compare_reason_acc_one_device": N_(
+        "Accelerate's estimate is for one device: it does not shard."
+    ),
     "model_weights_role": N_("· {role} {dtype}, {tensors} tensors"),
     "weights_role_quantized_weights": N_("quantized weights"),
     "weights_role_scales": N_("scales"),

@@ -41,7 +41,16 @@ from typing import Any, Final
 from iteragpu.core.records import Record
 from iteragpu.models.config import ModelConfig
 from iteragpu.models.errors import ConfigError
-from iteragpu.models.recipe import FAMILIES_DIR, Counts, Recipe, Scope, _load, _terms, recipe
+from iteragpu.models.recipe import (
+    FAMILIES_DIR,
+    Counts,
+    Recipe,
+    Scope,
+    TensorSpec,
+    _load,
+    _terms,
+    recipe,
+)
 
 TOWERS_DIR: Final = FAMILIES_DIR / "towers"
 WRAPPERS_DIR: Final = FAMILIES_DIR / "wrappers"
@@ -89,9 +98,19 @@ def text_model_type(wrapper_type: str) -> str | None:
     return wrapper_text_type(wrapper_type)
 
 
-def wrapper_counts(config: ModelConfig) -> WrapperCounts | None:
-    """The vision tower and projector of a multimodal config, and its top modules; None where
-    the wrapper, or the tower its vision_config names, has no recipe (they are not counted)."""
+class _Wrapped(Record):
+    """A multimodal config's wrapper, read: its recipe and scope, its tower's, its decoder's
+    recipe and whether the head is tied by the wrapper's rule."""
+
+    described: Recipe
+    scope: Scope
+    vision: Recipe
+    vision_scope: Scope
+    text: Recipe
+    tied: bool
+
+
+def _wrapped(config: ModelConfig) -> _Wrapped | None:
     outer = config.outer_values
     described = wrapper(config.outer_model_type) if config.outer_model_type else None
     text = recipe(config.model_type)
@@ -101,7 +120,6 @@ def wrapper_counts(config: ModelConfig) -> WrapperCounts | None:
     if found is None:
         return None
     vision_recipe, vision_scope = found
-    vision = _tower_counts(vision_recipe, vision_scope)
     text_scope = text.scope(config.values, WHERE)
     raw_text = outer.get("text_config")
     own_tie = raw_text.get("tie_word_embeddings") if isinstance(raw_text, Mapping) else None
@@ -128,10 +146,22 @@ def wrapper_counts(config: ModelConfig) -> WrapperCounts | None:
             key="tie_word_embeddings",
             value=json.dumps(tied)[:40],
         )
+    return _Wrapped(described, scope, vision_recipe, vision_scope, text, bool(tied))
+
+
+def wrapper_counts(config: ModelConfig) -> WrapperCounts | None:
+    """The vision tower and projector of a multimodal config, and its top modules; None where
+    the wrapper, or the tower its vision_config names, has no recipe (they are not counted)."""
+    wrapped = _wrapped(config)
+    if wrapped is None:
+        return None
+    assert config.values is not None
+    vision = _tower_counts(wrapped.vision, wrapped.vision_scope)
     projector = Counts()
-    _terms(scope, described.data.get("projector", []), projector)
-    decoder, head = _decoder(text, {**config.values, "tie_word_embeddings": bool(tied)}, config)
-    names = described.data["modules"]
+    _terms(wrapped.scope, wrapped.described.data.get("projector", []), projector)
+    tied = wrapped.tied
+    decoder, head = _decoder(wrapped.text, {**config.values, "tie_word_embeddings": tied}, config)
+    names = wrapped.described.data["modules"]
     modules = [(str(names["vision"]), vision.parameters)]
     if names.get("projector") is not None:
         modules.append((str(names["projector"]), projector.parameters))
@@ -139,8 +169,62 @@ def wrapper_counts(config: ModelConfig) -> WrapperCounts | None:
     return WrapperCounts(
         parameters=vision.parameters + projector.parameters,
         float32=vision.float32 + projector.float32,
-        tied=bool(tied),
+        tied=tied,
         modules=tuple(modules),
+    )
+
+
+class WrapperTensors(Record):
+    """Every parameter tensor of a multimodal wrapper, by part, for training sizes."""
+
+    vision_type: str  # the tower's model_type (families/towers/<type>.json)
+    vision: tuple[TensorSpec, ...]  # named within the tower; `layer` the encoder layer's index
+    projector: tuple[TensorSpec, ...]  # named within the projector (or none: Qwen-VL's merger
+    # is the tower's)
+    text: tuple[TensorSpec, ...]  # the decoder's, its head tied by the wrapper's rule
+    tied: bool
+    modules: Mapping[str, str | None]  # the recipe's `modules`: vision, projector,
+    # language_model, lm_head
+
+
+def wrapper_tensors(config: ModelConfig) -> WrapperTensors | None:
+    """The tensors of a multimodal config's tower, projector and decoder; None where a recipe
+    is missing or one of its terms states a count and not its tensors."""
+    from iteragpu.models.recipe import tensors, term_tensors
+
+    wrapped = _wrapped(config)
+    if wrapped is None:
+        return None
+    assert config.values is not None
+
+    def built(scope: Scope, terms: list[Any], layer: int | None) -> list[TensorSpec] | None:
+        found: list[TensorSpec] = []
+        for term in terms:
+            if "when" in term and not scope.evaluate(term["when"]):
+                continue
+            made = term_tensors(scope, term)
+            if made is None:
+                return None
+            float32 = term.get("dtype") == "float32"
+            found += [TensorSpec(n, layer, shape, float32, False) for n, shape in made]
+        return found
+
+    data, scope = wrapped.vision.data, wrapped.vision_scope
+    parts: list[list[TensorSpec] | None] = [built(scope, data.get("embeddings", []), None)]
+    parts += [built(scope, data.get("layer", []), i) for i in range(scope.count(data["layers"]))]
+    parts.append(built(scope, data.get("final", []), None))
+    projector = built(wrapped.scope, wrapped.described.data.get("projector", []), None)
+    text_values = {**config.values, "tie_word_embeddings": wrapped.tied}
+    text = tensors(wrapped.text, wrapped.text.scope(text_values, WHERE), config.layer_kinds)
+    if projector is None or text is None or any(part is None for part in parts):
+        return None
+    return WrapperTensors(
+        vision_type=wrapped.vision.model_type,
+        vision=tuple(t for part in parts for t in part or ()),
+        projector=tuple(projector),
+        text=text,
+        tied=wrapped.tied,
+        modules=dict(wrapped.described.data["modules"]),
     )
 
 

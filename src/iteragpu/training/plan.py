@@ -45,10 +45,8 @@ class TrainingPlan(Record):
     states: Mapping[str, tuple[StateItem, ...]]  # per trainable tensor, by its full name
     shared: tuple[StateItem, ...]  # held once per run (8-bit AdamW's maps, GradScaler)
     shard: ShardPlan
-
-    @property
-    def parameters(self) -> int:
-        return sum(t.elements for t in self.tensors if t.role in ("base", "quantized"))
+    # The model's parameters (a 4-bit weight's unpacked values; tied weights once)
+    parameters: int
 
     @property
     def trainable(self) -> tuple[TrainTensor, ...]:
@@ -81,14 +79,17 @@ def plan_training(path: Path | str, request: TrainRequest) -> TrainingPlan:
     """The run `request` describes on the model at `path` (a folder, a config.json, a name);
     an `InputError` with a one-line message for what cannot be stated."""
     from iteragpu.models.model import read_model
-    from iteragpu.training.adapters import train_tensors
+    from iteragpu.training.adapters import held_tensors, refuse_quantized
+    from iteragpu.training.naming import model_tensors
     from iteragpu.training.sharding import shard_plan
     from iteragpu.training.states import check_request, shared_items, state_items
 
     path = Path(path)
     check_request(request)
     config, _ = read_model(path)
-    tensors = train_tensors(config, request)
+    refuse_quantized(config, request)
+    model = model_tensors(config)
+    tensors = held_tensors(model, request)
     states = {t.name: state_items(t, request) for t in tensors if t.trainable}
     shared = shared_items(tensors, request)
     return TrainingPlan(
@@ -99,6 +100,7 @@ def plan_training(path: Path | str, request: TrainRequest) -> TrainingPlan:
         states,
         shared,
         shard_plan(tensors, states, request.shard, request.gpus),
+        sum(p.elements for p in model.params),
     )
 
 
@@ -161,11 +163,12 @@ def payload(plan: TrainingPlan) -> dict[str, Any]:
             "fused": request.fused,
             "lora_r": request.lora_r if request.method != "full" else None,
             "lora_targets": None if request.lora_targets is None else list(request.lora_targets),
+            "lora_parameters": list(request.lora_parameters),
             "lora_bias": request.lora_bias,
             "modules_to_save": list(request.modules_to_save),
             "adapter_dtype": request.adapter_dtype,
-            "quant_type": request.quant_type if request.method == "qlora" else None,
-            "double_quant": request.double_quant if request.method == "qlora" else None,
+            "quant_type": request.quant_type if request.method in ("qlora", "qdora") else None,
+            "double_quant": request.double_quant if request.method in ("qlora", "qdora") else None,
             "shard": request.shard,
             "gpus": request.gpus,
             # Recorded: they size the activations, which the lab measures.

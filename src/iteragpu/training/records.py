@@ -7,13 +7,13 @@ from typing import Final, Literal
 
 from iteragpu.core.records import Record
 
-Method = Literal["full", "lora", "dora", "qlora"]
+Method = Literal["full", "lora", "dora", "qlora", "qdora"]
 Precision = Literal["fp32", "bf16", "fp16", "autocast-bf16", "autocast-fp16", "bf16-master"]
 Optimizer = Literal["adamw", "adamw-amsgrad", "adamw-8bit", "sgd", "sgd-momentum", "adafactor"]
 Shard = Literal["none", "fsdp2", "zero1", "zero2", "zero3"]
 Device = Literal["gpu", "host"]
 
-METHODS: Final = ("full", "lora", "dora", "qlora")
+METHODS: Final = ("full", "lora", "dora", "qlora", "qdora")
 PRECISIONS: Final = ("fp32", "bf16", "fp16", "autocast-bf16", "autocast-fp16", "bf16-master")
 OPTIMIZERS: Final = ("adamw", "adamw-amsgrad", "adamw-8bit", "sgd", "sgd-momentum", "adafactor")
 SHARDS: Final = ("none", "fsdp2", "zero1", "zero2", "zero3")
@@ -29,6 +29,8 @@ class TrainRequest(Record):
     fused: bool = False  # AdamW's fused (or capturable) mode: its `step` tensors on the GPU
     lora_r: int = 8
     lora_targets: tuple[str, ...] | None = None  # None: PEFT's default for the family
+    # PEFT's target_parameters: parameters LoRA wraps that no nn.Linear holds (MoE experts)
+    lora_parameters: tuple[str, ...] = ()
     lora_bias: Literal["none", "all", "lora_only"] = "none"
     modules_to_save: tuple[str, ...] = ()
     adapter_dtype: str | None = None  # None: as PEFT does (float32 adapters on a 16-bit base)

@@ -2245,7 +2245,7 @@
     refuseNotPositive(values, get(described, "positive"));
     var scope = recipeScope(described, values);
     checkRequire(described, scope);
-    return { recipe: described, scope: scope };
+    return { recipe: described, scope: scope, modelType: modelType };
   }
 
   /** A tower's parameters (towers._tower_counts): embeddings, `layers` alike layers, final. */
@@ -2307,6 +2307,11 @@
       parameters: vision.parameters + projector.parameters,
       float32: vision.float32 + projector.float32,
       tied: tied === true,
+      // What the training mode reads (its wrapperTensors): the recipes and their scopes.
+      described: described,
+      scope: scope,
+      vision: found,
+      visionType: found.modelType,
     };
   }
 
@@ -2981,6 +2986,1136 @@
   }
 
   // ------------------------------------------------------------------------------------------
+  // Training mode (`iteragpu train`, iteragpu.training): a run's model states from a pasted
+  // config, tensor by tensor and per GPU. The tables (how each family's causal-LM class names
+  // and builds its modules, PEFT's default targets and MoE conversion, the byte rules'
+  // constants) are the page's data (`training`: iteragpu.training.page.sizer_tables); the
+  // tensors come from the family's recipe, as the rest of the page reads it. Each function
+  // below mirrors the Python one it names; tests/js/sizer_training.test.mjs holds the answers
+  // to `iteragpu train`'s (iteragpu.docs_tools.sizer_training_vectors). Activations are not
+  // computed: the page shows them as to be measured.
+  // ------------------------------------------------------------------------------------------
+
+  var TRAIN_METHODS = ["full", "lora", "dora", "qlora", "qdora"];
+  var QUANTIZED_METHODS = ["qlora", "qdora"]; // adapters.QUANTIZED_METHODS
+  var DORA_METHODS = ["dora", "qdora"];
+  var TRAIN_PRECISIONS = ["fp32", "bf16", "fp16", "autocast-bf16", "autocast-fp16", "bf16-master"];
+  var TRAIN_OPTIMIZERS = ["adamw", "adamw-amsgrad", "adamw-8bit", "sgd", "sgd-momentum", "adafactor"];
+  var TRAIN_SHARDS = ["none", "fsdp2", "zero1", "zero2", "zero3"];
+  var TRAIN_FUSED = ["adamw", "adamw-amsgrad", "sgd", "sgd-momentum"];
+  var TRAIN_MAX_RANK = 65536n; // iteragpu.cli.train_request
+  var TRAIN_MAX_GPUS = 100000n;
+  var ALL_LINEAR = "all-linear";
+  var LINEAR_KINDS = ["linear", "linear_subclass", "conv1d"];
+  var ROLES = ["base", "saved_copy", "adapter", "quantized", "quant_state"];
+  var DTYPE_BYTES = { float32: 4n, bfloat16: 2n, float16: 2n, uint8: 1n, int32: 4n };
+  var WEIGHT_DTYPES = {
+    fp32: "float32", bf16: "bfloat16", fp16: "float16", "autocast-bf16": "float32",
+    "autocast-fp16": "float32", "bf16-master": "bfloat16",
+  };
+
+  function TrainFailure(reason, values) {
+    this.reason = reason;
+    this.values = values || {};
+  }
+
+  function trainRefuse(reason, values) {
+    throw new TrainFailure(reason, values);
+  }
+
+  function elementsOf(shape) {
+    return shape.reduce(function (total, size) {
+      return total * size;
+    }, 1n);
+  }
+
+  function under(module, ancestor) {
+    return module === ancestor || module.indexOf(ancestor + ".") === 0;
+  }
+
+  /** recipe.term_tensors: the [name, shape] of each tensor a term states, or null. */
+  function termTensors(scope, term, extra) {
+    var name = String(get(term, "name"));
+    if (has(term, "linear")) {
+      var inputs = recipeCount(term.linear[0], scope, extra);
+      var outputs = recipeCount(term.linear[1], scope, extra);
+      var found = [[name + ".weight", [outputs, inputs]]];
+      if (has(term, "bias") && truthy(evaluateRecipe(term.bias, scope, extra))) {
+        found.push([name + ".bias", [outputs]]);
+      }
+      return found;
+    }
+    if (has(term, "shape")) {
+      return [[name + ".weight", term.shape.map(function (e) {
+        return recipeCount(e, scope, extra);
+      })]];
+    }
+    if (has(term, "tensors")) {
+      var out = [];
+      term.tensors.forEach(function (t) {
+        if (has(t, "when") && !truthy(evaluateRecipe(t.when, scope, extra))) return;
+        var shape = t.shape.map(function (e) {
+          return recipeCount(e, scope, extra);
+        });
+        if (!has(t, "repeat")) {
+          out.push([String(t.name), shape]);
+          return;
+        }
+        var repeat = recipeCount(t.repeat, scope, extra);
+        for (var i = 0n; i < repeat; i++) out.push([String(t.name).split("{i}").join(String(i)), shape]);
+      });
+      return out;
+    }
+    return null;
+  }
+
+  /** Each tensor of `terms` ({name, layer, shape, float32}), or null where one states none. */
+  function termsTensors(scope, list, extra, layer) {
+    var found = [];
+    for (var k = 0; k < list.length; k++) {
+      var term = list[k];
+      if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) continue;
+      var made = termTensors(scope, term, extra);
+      if (made === null) return null;
+      var float32 = get(term, "dtype") === "float32";
+      made.forEach(function (t) {
+        found.push({ name: t[0], layer: layer, shape: t[1], float32: float32 });
+      });
+    }
+    return found;
+  }
+
+  /** recipe.tensors: every tensor the family builds, in order, tied weights once; or null. */
+  function recipeTensors(recipe, scope, kinds) {
+    var found = termsTensors(scope, terms(recipe, "embeddings"), null, null);
+    if (found === null) return null;
+    for (var index = 0; index < kinds.length; index++) {
+      var extra = record({ layer: BigInt(index), kind: kinds[index] });
+      var layer = termsTensors(scope, terms(recipe, "layer"), extra, index);
+      if (layer === null) return null;
+      found = found.concat(layer);
+    }
+    var final = termsTensors(scope, terms(recipe, "final"), null, null);
+    return final === null ? null : found.concat(final);
+  }
+
+  /** naming.family_naming: the family's entry, each key from the nearest on its base chain. */
+  function familyNaming(training, families, modelType) {
+    var table = get(get(training, "naming"), "families");
+    var chain = [];
+    var seen = modelType;
+    for (var guard = 0; guard < 64; guard++) {
+      if (has(table, seen)) chain.push(table[seen]);
+      var described = recipeOf(families, seen);
+      var base = described === null ? null : get(described, "base");
+      if (typeof base !== "string") break;
+      seen = base;
+    }
+    var merged = {};
+    var modules = {};
+    var transposed = [];
+    var frozen = [];
+    chain.slice().reverse().forEach(function (entry) {
+      Object.keys(entry).forEach(function (key) {
+        merged[key] = entry[key];
+      });
+      Object.keys(section(entry, "modules")).forEach(function (key) {
+        modules[key] = entry.modules[key];
+      });
+      (get(entry, "transposed") || []).forEach(function (m) {
+        if (transposed.indexOf(m) < 0) transposed.push(m);
+      });
+      (get(entry, "frozen") || []).forEach(function (m) {
+        if (frozen.indexOf(m) < 0) frozen.push(m);
+      });
+    });
+    if (!has(merged, "outer") || !has(merged, "layer")) {
+      trainRefuse("no_tensor_names", { family: modelType });
+    }
+    return {
+      outer: String(merged.outer),
+      layer: String(merged.layer),
+      head: has(merged, "head") ? String(merged.head) : "lm_head",
+      tied: isObject(get(merged, "tied")) ? merged.tied : {},
+      last: get(merged, "last"),
+      modules: modules,
+      transposed: transposed,
+      frozen: frozen,
+      wrapper: has(table, modelType) ? get(table[modelType], "wrapper") : null,
+    };
+  }
+
+  /** naming._Classes: each module's class from the table, else from its term's kind. */
+  function moduleClasses(recipe, modules) {
+    var linear = {};
+    ["embeddings", "layer", "final", "projector"].forEach(function (key) {
+      terms(recipe, key).forEach(function (term) {
+        if (has(term, "linear")) linear[String(term.name)] = true;
+      });
+    });
+    var embedding = {};
+    terms(recipe, "embeddings").forEach(function (term) {
+      if (has(term, "shape") && term.shape.length === 2) embedding[String(term.name)] = true;
+    });
+    var patterns = Object.keys(modules).sort().map(function (key) {
+      var source = key.split("*").map(function (part) {
+        return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      }).join("[^.]+");
+      return [new RegExp("^" + source + "$"), modules[key]];
+    });
+    return function (module) {
+      for (var i = 0; i < patterns.length; i++) {
+        if (patterns[i][0].test(module)) return patterns[i][1];
+      }
+      if (has(linear, module)) return "linear";
+      if (has(embedding, module)) return "embedding";
+      return "parameters";
+    };
+  }
+
+  function trainParam(name, shape, float32, kind, frozen) {
+    var dot = name.lastIndexOf(".");
+    return {
+      name: name, shape: shape, float32: float32, kind: kind, frozen: frozen,
+      module: name.slice(0, Math.max(dot, 0)), leaf: name.slice(dot + 1),
+      elements: elementsOf(shape),
+    };
+  }
+
+  function specParams(specs, kind, nameOf, frozen) {
+    return specs.map(function (spec) {
+      var module = spec.name.slice(0, Math.max(spec.name.lastIndexOf("."), 0));
+      return trainParam(nameOf(spec), spec.shape, spec.float32, kind(module),
+        (frozen || []).indexOf(spec.name) >= 0);
+    });
+  }
+
+  /** naming._finish: tied heads, the last module, the transposed experts. */
+  function finishTensors(modelType, params, head, naming, tied, sources, lastPrefix) {
+    var byName = {};
+    var modules = {};
+    params.forEach(function (p) {
+      byName[p.name] = p;
+      modules[p.module] = true;
+    });
+    var tiedHeads = {};
+    if (tied) {
+      Object.keys(sources).forEach(function (module) {
+        var weight = byName[sources[module] + ".weight"];
+        if (!has(modules, module) && weight !== undefined) {
+          tiedHeads[module] = { shape: weight.shape, float32: weight.float32 };
+        }
+      });
+    }
+    var last = params.length ? params[params.length - 1].module : "";
+    if (naming.last !== null && naming.last !== undefined && has(tiedHeads, head)) {
+      var prefix = (lastPrefix !== null ? lastPrefix : naming.outer) + naming.last + ".";
+      params.forEach(function (p) {
+        if (p.name.indexOf(prefix) === 0) last = p.module;
+      });
+    }
+    var transposed = {};
+    params.forEach(function (p) {
+      naming.transposed.forEach(function (t) {
+        if (p.module.slice(-(t.length + 1)) === "." + t) transposed[p.module] = true;
+      });
+    });
+    return {
+      modelType: modelType, params: params, head: head, tiedHeads: tiedHeads,
+      lastModule: last, transposed: transposed,
+    };
+  }
+
+  /** naming.model_tensors: every parameter as the causal-LM (or wrapper) class holds it. */
+  function modelTensors(c, data) {
+    var training = get(data, "training");
+    var naming = familyNaming(training, data.families, c.modelType);
+    if (c.outerModelType !== null) return wrapperTensors(c, data, naming);
+    if (naming.wrapper !== null && naming.wrapper !== undefined) {
+      trainRefuse("no_causal_lm", { family: c.modelType, wrapper: naming.wrapper });
+    }
+    var specs = c.recipe === null
+      ? null
+      : recipeTensors(c.recipe, recipeScope(c.recipe, c.values), c.layerKinds);
+    if (specs === null) trainRefuse("no_tensors", { family: c.modelType });
+    var head = naming.head;
+    var params = specParams(specs, moduleClasses(c.recipe, naming.modules), function (spec) {
+      if (spec.layer !== null) return naming.layer.split("{layer}").join(String(spec.layer)) + spec.name;
+      if (spec.name === head || spec.name.indexOf(head + ".") === 0) return spec.name;
+      return naming.outer + spec.name;
+    }, naming.frozen);
+    var tied = c.tied && Object.keys(naming.tied).length > 0;
+    return finishTensors(c.modelType, params, head, naming, tied, naming.tied, null);
+  }
+
+  function wrapperTensors(c, data, naming) {
+    var wrapped = wrapperCounts(c, data);
+    var towers = get(get(get(data, "training"), "naming"), "towers");
+    if (wrapped === null) trainRefuse("no_tensors", { family: c.outerModelType });
+    var entry = get(towers, wrapped.visionType);
+    if (entry === null) trainRefuse("no_tensor_names", { family: wrapped.visionType });
+    var vision = wrapped.vision;
+    var layers = recipeCount(get(vision.recipe, "layers"), vision.scope, null);
+    var towerSpecs = termsTensors(vision.scope, terms(vision.recipe, "embeddings"), null, null);
+    for (var i = 0n; i < layers && towerSpecs !== null; i++) {
+      var layer = termsTensors(vision.scope, terms(vision.recipe, "layer"), null, Number(i));
+      towerSpecs = layer === null ? null : towerSpecs.concat(layer);
+    }
+    var finalSpecs = termsTensors(vision.scope, terms(vision.recipe, "final"), null, null);
+    var projector = termsTensors(wrapped.scope, terms(wrapped.described, "projector"), null, null);
+    var textValues = record(c.values, { tie_word_embeddings: wrapped.tied });
+    var text = recipeTensors(c.recipe, recipeScope(c.recipe, textValues), c.layerKinds);
+    if (towerSpecs === null || finalSpecs === null || projector === null || text === null) {
+      trainRefuse("no_tensors", { family: c.outerModelType });
+    }
+    var modules = section(wrapped.described, "modules");
+    var visionPrefix = String(modules.vision) + ".";
+    var towerLayer = String(get(entry, "layer"));
+    var params = specParams(towerSpecs.concat(finalSpecs),
+      moduleClasses(vision.recipe, section(entry, "modules")), function (spec) {
+        if (spec.layer !== null) {
+          return visionPrefix + towerLayer.split("{layer}").join(String(spec.layer)) + spec.name;
+        }
+        return visionPrefix + spec.name;
+      });
+    if (get(modules, "projector") !== null) {
+      var projectorPrefix = String(modules.projector) + ".";
+      params = params.concat(specParams(projector, moduleClasses(wrapped.described, {}),
+        function (spec) {
+          return projectorPrefix + spec.name;
+        }));
+    }
+    var language = String(modules.language_model) + ".";
+    var head = String(modules.lm_head);
+    var ownHead = naming.head;
+    var outer = naming.outer;
+    var innerLayer = naming.layer.indexOf(outer) === 0 ? naming.layer.slice(outer.length) : naming.layer;
+    var strip = function (name) {
+      return name.indexOf(outer) === 0 ? name.slice(outer.length) : name;
+    };
+    params = params.concat(specParams(text, moduleClasses(c.recipe, naming.modules), function (spec) {
+      if (spec.layer !== null) return language + innerLayer.split("{layer}").join(String(spec.layer)) + spec.name;
+      if (spec.name === ownHead || spec.name.indexOf(ownHead + ".") === 0) {
+        return head + spec.name.slice(ownHead.length);
+      }
+      return language + strip(spec.name);
+    }, naming.frozen));
+    var sources = {};
+    Object.keys(naming.tied).forEach(function (key) {
+      sources[head] = language + strip(String(naming.tied[key]));
+    });
+    return finishTensors(c.outerModelType, params, head, naming, wrapped.tied, sources, language);
+  }
+
+  function weightDtype(precision) {
+    if (!has(WEIGHT_DTYPES, precision)) trainRefuse("unknown_precision");
+    return WEIGHT_DTYPES[precision];
+  }
+
+  /** adapters._Model: a model's tensors, its linear modules and the module tree. */
+  function TrainModel(tensors, training) {
+    var self = this;
+    this.tensors = tensors;
+    this.modelType = tensors.modelType;
+    this.head = tensors.head;
+    this.params = tensors.params;
+    this.peft = get(training, "peft");
+    this.linears = {};
+    this.linearOrder = [];
+    this.embeddings = {};
+    this.params.forEach(function (p) {
+      if (p.leaf !== "weight") return;
+      if (LINEAR_KINDS.indexOf(p.kind) >= 0) {
+        if (!has(self.linears, p.module)) self.linearOrder.push(p.module);
+        self.linears[p.module] = p;
+      } else if (p.kind === "embedding") {
+        self.embeddings[p.module] = p;
+      }
+    });
+    this.modules = [];
+    var seen = {};
+    this.params.forEach(function (p) {
+      var parts = p.module.split(".");
+      for (var end = 1; end <= parts.length; end++) {
+        var key = parts.slice(0, end).join(".");
+        if (!has(seen, key)) {
+          seen[key] = true;
+          self.modules.push(key);
+        }
+      }
+    });
+    Object.keys(tensors.tiedHeads).forEach(function (head) {
+      if (!has(seen, head)) {
+        self.modules.push(head);
+        seen[head] = true;
+      }
+    });
+  }
+
+  TrainModel.prototype.allLinear = function () {
+    var head = this.head;
+    return this.linearOrder.filter(function (m) {
+      return m !== head;
+    });
+  };
+
+  /** _Model.converted: PEFT's _convert_peft_config_moe. */
+  TrainModel.prototype.converted = function (names) {
+    var base = get(this.peft.moe_converted, this.modelType);
+    if (base === null) return { names: names, parameters: [], multiples: {} };
+    var mapping = this.peft.moe_targets[base];
+    var fused = this.peft.moe_fused[base];
+    if (names !== null && names.length === 1 && names[0] === ALL_LINEAR) {
+      var leaves = {};
+      this.allLinear().forEach(function (m) {
+        leaves[m.slice(m.lastIndexOf(".") + 1)] = true;
+      });
+      Object.keys(mapping).forEach(function (old) {
+        leaves[old] = true;
+      });
+      names = Object.keys(leaves).sort();
+    }
+    var moved = [];
+    var remaining = [];
+    var present = {};
+    Object.keys(fused).forEach(function (target) {
+      present[target] = {};
+    });
+    (names || []).forEach(function (target) {
+      var olds = Object.keys(mapping);
+      for (var i = 0; i < olds.length; i++) {
+        var old = olds[i];
+        if (target === old || target.slice(-(old.length + 1)) === "." + old) {
+          var renamed = mapping[old];
+          if (moved.indexOf(renamed) < 0) moved.push(renamed);
+          if (has(present, renamed)) present[renamed][old] = true;
+          return;
+        }
+      }
+      remaining.push(target);
+    });
+    var multiples = {};
+    var family = this.modelType;
+    Object.keys(fused).forEach(function (target) {
+      var required = fused[target];
+      var got = Object.keys(present[target]);
+      if (got.length > 0 && got.length < required.length) {
+        trainRefuse("lora_targets_fused", {
+          present: got.sort().join(", "),
+          missing: required.filter(function (r) {
+            return got.indexOf(r) < 0;
+          }).sort().join(", "),
+          fused: target,
+          family: family,
+        });
+      }
+      if (got.length === required.length && required.length > 1) multiples[target] = required.length;
+    });
+    if (!remaining.length && !moved.length) {
+      trainRefuse("lora_targets_converted_none", { family: family });
+    }
+    return { names: remaining, parameters: moved, multiples: multiples };
+  };
+
+  /** _Model.lora_targets: the modules LoRA wraps (no modules to save on this page). */
+  TrainModel.prototype.loraTargets = function (names, withParameters) {
+    var self = this;
+    var chosen;
+    if (names !== null && names.length === 1 && names[0] === ALL_LINEAR) {
+      chosen = this.allLinear();
+    } else {
+      if (names === null) {
+        var found = get(this.peft.default_targets, this.modelType);
+        if (found === null && withParameters) found = [];
+        if (found === null) trainRefuse("lora_targets_no_default", { family: this.modelType });
+        names = found;
+      }
+      if (!names.length && !withParameters) trainRefuse("lora_targets_empty");
+      chosen = [];
+      names.forEach(function (name) {
+        var matched = self.modules.filter(function (m) {
+          return m === name || m.slice(-(name.length + 1)) === "." + name;
+        });
+        if (!matched.length) {
+          trainRefuse("lora_target_unknown", { target: name, family: self.modelType });
+        }
+        matched.forEach(function (module) {
+          if (!has(self.linears, module) && !has(self.embeddings, module) &&
+              !has(self.tensors.tiedHeads, module)) {
+            trainRefuse("lora_target_not_linear", { target: name, module: module });
+          }
+        });
+        chosen = chosen.concat(matched);
+      });
+    }
+    var targets = {};
+    chosen.forEach(function (m) {
+      targets[m] = true;
+    });
+    return targets;
+  };
+
+  /** _Model.quantized_linears: what Transformers makes Linear4bit. */
+  TrainModel.prototype.quantizedLinears = function () {
+    var kept = {};
+    this.params.forEach(function (p) {
+      if (p.float32) kept[p.module] = true;
+    });
+    var self = this;
+    var found = {};
+    this.linearOrder.forEach(function (m) {
+      var kind = self.linears[m].kind;
+      if ((kind === "linear" || kind === "conv1d") && m !== self.head &&
+          m !== self.tensors.lastModule && !has(kept, m)) {
+        found[m] = true;
+      }
+    });
+    return found;
+  };
+
+  /** _Model.wrapped_parameters: per module, the leaves PEFT's target_parameters wraps. */
+  TrainModel.prototype.wrappedParameters = function (names, method, targets, quantized) {
+    if (!names.length) return {};
+    if (DORA_METHODS.indexOf(method) >= 0) {
+      trainRefuse("lora_parameters_dora", { family: this.modelType, name: names[0] });
+    }
+    var self = this;
+    var found = {};
+    var order = [];
+    names.forEach(function (name) {
+      var matched = self.params.filter(function (p) {
+        return p.name === name || p.name.slice(-(name.length + 1)) === "." + name;
+      });
+      if (!matched.length) {
+        trainRefuse("lora_parameter_unknown", { target: name, family: self.modelType });
+      }
+      matched.forEach(function (p) {
+        if (p.shape.length !== 2 && p.shape.length !== 3) {
+          trainRefuse("lora_parameter_shape", { name: p.name, dims: String(p.shape.length) });
+        }
+        if (has(targets, p.module) || has(quantized, p.module)) {
+          trainRefuse("lora_parameter_wrapped", { name: p.name });
+        }
+        if (!has(found, p.module)) {
+          found[p.module] = [];
+          order.push(p.module);
+        }
+        if (found[p.module].indexOf(p.leaf) < 0) found[p.module].push(p.leaf);
+      });
+    });
+    var position = {};
+    this.params.forEach(function (p, i) {
+      position[p.name] = i;
+    });
+    var result = {};
+    order.forEach(function (module) {
+      result[module] = found[module].slice().sort(function (a, b) {
+        return position[module + "." + a] - position[module + "." + b];
+      });
+    });
+    return result;
+  };
+
+  /** _Model.check_mamba: what PEFT refuses in a Mamba-based model. */
+  TrainModel.prototype.checkMamba = function (targets, wrapped) {
+    if (this.peft.mamba_types.indexOf(this.modelType) < 0) return;
+    var modules = Object.keys(targets).concat(Object.keys(wrapped)).sort();
+    for (var i = 0; i < modules.length; i++) {
+      var leaf = modules[i].slice(modules[i].lastIndexOf(".") + 1);
+      if (this.peft.mamba_incompatible.indexOf(leaf) >= 0) {
+        trainRefuse("lora_target_mamba", { module: modules[i], family: this.modelType });
+      }
+    }
+  };
+
+  function trainTensor(name, shape, dtype, role, trainable) {
+    return {
+      name: name, shape: shape, dtype: dtype, role: role, trainable: trainable,
+      elements: elementsOf(shape),
+    };
+  }
+
+  /** adapters._adapters: LoRA's (and DoRA's) tensors for one wrapped module. */
+  function adapterTensors(module, weight, request, out) {
+    var rank = request.loraR;
+    var dtype = "float32"; // PEFT's autocast_adapter_dtype: float32 whatever the base
+    var magnitude;
+    if (weight.kind === "embedding") {
+      out.push(trainTensor(module + ".lora_embedding_A.default", [rank, weight.shape[0]], dtype, "adapter", true));
+      out.push(trainTensor(module + ".lora_embedding_B.default", [weight.shape[1], rank], dtype, "adapter", true));
+      magnitude = weight.shape[1];
+    } else {
+      var conv = weight.kind === "conv1d"; // Transformers' Conv1D holds [in, out]
+      var inputs = conv ? weight.shape[0] : weight.shape[1];
+      var outputs = conv ? weight.shape[1] : weight.shape[0];
+      out.push(trainTensor(module + ".lora_A.default.weight", [rank, inputs], dtype, "adapter", true));
+      out.push(trainTensor(module + ".lora_B.default.weight", [outputs, rank], dtype, "adapter", true));
+      magnitude = outputs;
+    }
+    if (DORA_METHODS.indexOf(request.method) >= 0) {
+      out.push(trainTensor(module + ".lora_magnitude_vector.default.weight", [magnitude], dtype, "adapter", true));
+    }
+  }
+
+  /** adapters._parameter_adapters: PEFT's ParamWrapper for one parameter. */
+  function parameterAdapters(at, target, transposed, rank, out) {
+    var experts;
+    var inputs;
+    var outputs;
+    if (target.shape.length === 3) {
+      experts = target.shape[0];
+      inputs = transposed ? target.shape[1] : target.shape[2];
+      outputs = transposed ? target.shape[2] : target.shape[1];
+    } else {
+      experts = 1n;
+      outputs = target.shape[0];
+      inputs = target.shape[1];
+    }
+    var width = rank * experts;
+    out.push(trainTensor(at + ".lora_A.default.weight", [width, inputs], "float32", "adapter", true));
+    out.push(trainTensor(at + ".lora_B.default.weight", [outputs, width], "float32", "adapter", true));
+  }
+
+  /** adapters._quantized: a Linear4bit's packed weight and its QuantState's tensors. */
+  function quantizedTensors(name, elements, doubleQuant, constants, out) {
+    var block = BigInt(constants.block);
+    var blocks = (elements + block - 1n) / block;
+    out.push(trainTensor(name, [(elements + 1n) / 2n, 1n], "uint8", "quantized", false));
+    var codes = BigInt(constants.nf4_fp4_codes);
+    if (!doubleQuant) {
+      out.push(trainTensor(name + ".absmax", [blocks], "float32", "quant_state", false));
+      out.push(trainTensor(name + ".quant_map", [codes], "float32", "quant_state", false));
+      return;
+    }
+    var nested = (blocks + BigInt(constants.nested_block) - 1n) / BigInt(constants.nested_block);
+    out.push(trainTensor(name + ".absmax", [blocks], "uint8", "quant_state", false));
+    out.push(trainTensor(name + ".quant_map", [codes], "float32", "quant_state", false));
+    out.push(trainTensor(name + ".nested_absmax", [nested], "float32", "quant_state", false));
+    out.push(trainTensor(name + ".nested_quant_map", [BigInt(constants.dynamic_codes)], "float32", "quant_state", false));
+    out.push(trainTensor(name + ".nested_offset", [], "float32", "quant_state", false));
+  }
+
+  /** adapters.held_tensors: every tensor the run holds, in the model's order. */
+  function heldTensors(tensors, request, training) {
+    var model = new TrainModel(tensors, training);
+    var base = weightDtype(request.precision);
+    if (request.method === "full") {
+      return model.params.map(function (p) {
+        return trainTensor(p.name, p.shape, p.float32 ? "float32" : base, "base", !p.frozen);
+      });
+    }
+    var converted = model.converted(request.loraTargets);
+    var ranks = {};
+    Object.keys(converted.multiples).forEach(function (leaf) {
+      ranks[leaf] = request.loraR * BigInt(converted.multiples[leaf]);
+    });
+    var targets = model.loraTargets(converted.names, converted.parameters.length > 0);
+    var quantized = QUANTIZED_METHODS.indexOf(request.method) >= 0 ? model.quantizedLinears() : {};
+    var wrapped = model.wrappedParameters(converted.parameters, request.method, targets, quantized);
+    model.checkMamba(targets, wrapped);
+    var qlora = QUANTIZED_METHODS.indexOf(request.method) >= 0;
+    var byModule = {};
+    model.params.forEach(function (p) {
+      (byModule[p.module] = byModule[p.module] || []).push(p);
+    });
+    var holders = Object.keys(wrapped);
+    var out = [];
+    model.params.forEach(function (p) {
+      var module = p.module;
+      var levels = has(wrapped, module) ? wrapped[module].length : 0;
+      var holder = null;
+      for (var h = 0; h < holders.length; h++) {
+        if (under(module, holders[h])) {
+          holder = holders[h];
+          break;
+        }
+      }
+      var prefix;
+      if (has(targets, module)) {
+        prefix = module + ".base_layer." + p.leaf;
+      } else if (holder !== null) {
+        prefix = holder + new Array(wrapped[holder].length + 1).join(".base_layer") +
+          p.name.slice(holder.length);
+      } else {
+        prefix = p.name;
+      }
+      var dtype = qlora || p.float32 ? "float32" : base;
+      if (has(quantized, module) && p.leaf === "weight") {
+        quantizedTensors(prefix, p.elements, request.doubleQuant, training.constants, out);
+      } else {
+        out.push(trainTensor(prefix, p.shape, dtype, "base", false));
+      }
+      if (has(targets, module) && p.leaf === "weight") adapterTensors(module, p, request, out);
+      var mine = byModule[module];
+      if (mine[mine.length - 1] === p && levels) {
+        wrapped[module].forEach(function (leaf, index) {
+          var target = mine.filter(function (q) {
+            return q.leaf === leaf;
+          })[0];
+          var at = module + new Array(levels - index).join(".base_layer");
+          var rank = has(ranks, leaf) ? ranks[leaf] : request.loraR;
+          parameterAdapters(at, target, has(tensors.transposed, module), rank, out);
+        });
+      }
+    });
+    Object.keys(tensors.tiedHeads).forEach(function (module) {
+      if (has(targets, module)) {
+        var tied = tensors.tiedHeads[module];
+        adapterTensors(module, trainParam(module + ".weight", tied.shape, false, "linear", false),
+          request, out);
+      }
+    });
+    return out;
+  }
+
+  function stateItem(kind, name, shape, dtype, device) {
+    return {
+      kind: kind, name: name, shape: shape, dtype: dtype,
+      bytes: elementsOf(shape) * DTYPE_BYTES[dtype], device: device || "gpu",
+    };
+  }
+
+  /** states.check_request: a fused mode only where the optimizer has one. */
+  function checkTrainRequest(request) {
+    if (request.fused && TRAIN_FUSED.indexOf(request.optimizer) < 0) {
+      trainRefuse("fused_unsupported", { name: request.optimizer });
+    }
+  }
+
+  /** states.state_items: the gradient, master copies and optimizer states of one tensor. */
+  function stateItems(tensor, request, constants) {
+    if (!tensor.trainable) return [];
+    var shape = tensor.shape;
+    var items = [stateItem("gradient", "grad", shape, tensor.dtype)];
+    var stepped = tensor.dtype;
+    if (request.precision === "bf16-master" && (tensor.dtype === "bfloat16" || tensor.dtype === "float16")) {
+      stepped = "float32";
+      items.push(stateItem("master_weight", "master", shape, "float32"));
+      items.push(stateItem("master_gradient", "master_grad", shape, "float32"));
+    }
+    var optimizer = request.optimizer;
+    var stepDevice = request.fused ? "gpu" : "host";
+    if (optimizer === "adamw" || optimizer === "adamw-amsgrad") {
+      items.push(stateItem("optimizer", "step", [], "float32", stepDevice));
+      items.push(stateItem("optimizer", "exp_avg", shape, stepped));
+      items.push(stateItem("optimizer", "exp_avg_sq", shape, stepped));
+      if (optimizer === "adamw-amsgrad") items.push(stateItem("optimizer", "max_exp_avg_sq", shape, stepped));
+    } else if (optimizer === "sgd-momentum") {
+      items.push(stateItem("optimizer", "momentum_buffer", shape, stepped));
+    } else if (optimizer === "adafactor") {
+      items.push(stateItem("optimizer", "step", [], "float32", "host"));
+      if (shape.length >= 2) {
+        items.push(stateItem("optimizer", "row_var", shape.slice(0, -1).concat([1n]), stepped));
+        items.push(stateItem("optimizer", "col_var",
+          shape.slice(0, -2).concat([1n, shape[shape.length - 1]]), stepped));
+      } else {
+        items.push(stateItem("optimizer", "variance", shape, stepped));
+      }
+    } else if (optimizer === "adamw-8bit") {
+      if (tensor.elements < BigInt(constants.min_8bit_size)) {
+        items.push(stateItem("optimizer", "state1", shape, "float32"));
+        items.push(stateItem("optimizer", "state2", shape, "float32"));
+      } else {
+        var blocks = (tensor.elements + BigInt(constants.block_8bit) - 1n) / BigInt(constants.block_8bit);
+        items.push(stateItem("optimizer", "state1", shape, "uint8"));
+        items.push(stateItem("optimizer", "state2", shape, "uint8"));
+        items.push(stateItem("optimizer", "absmax1", [blocks], "float32"));
+        items.push(stateItem("optimizer", "absmax2", [blocks], "float32"));
+      }
+    }
+    return items;
+  }
+
+  /** states.shared_items: bitsandbytes' two maps, GradScaler's scale and growth tracker. */
+  function sharedItems(tensors, request, constants) {
+    var items = [];
+    var eightBit = tensors.some(function (t) {
+      return t.trainable && t.elements >= BigInt(constants.min_8bit_size);
+    });
+    if (request.optimizer === "adamw-8bit" && eightBit) {
+      items.push(stateItem("optimizer", "qmap1", [BigInt(constants.qmap_values)], "float32"));
+      items.push(stateItem("optimizer", "qmap2", [BigInt(constants.qmap_values)], "float32"));
+    }
+    if (request.precision === "autocast-fp16") {
+      items.push(stateItem("optimizer", "scale", [], "float32"));
+      items.push(stateItem("optimizer", "growth_tracker", [], "int32"));
+    }
+    return items;
+  }
+
+  var RANK_KINDS = ["parameters", "quant_states", "gradients", "optimizer", "master_weights",
+    "master_gradients", "host", "padding"];
+  var ITEM_KINDS = { gradient: "gradients", optimizer: "optimizer", master_weight: "master_weights",
+    master_gradient: "master_gradients" };
+
+  function Tally(gpus) {
+    this.gpus = gpus;
+    this.kinds = [];
+    for (var r = 0; r < gpus; r++) {
+      var kinds = {};
+      RANK_KINDS.forEach(function (k) {
+        kinds[k] = 0n;
+      });
+      this.kinds.push(kinds);
+    }
+  }
+
+  Tally.prototype.add = function (kind, amounts, padding) {
+    for (var r = 0; r < this.gpus; r++) {
+      var amount = Array.isArray(amounts) ? amounts[r] : amounts;
+      var pad = padding === undefined ? 0n : Array.isArray(padding) ? padding[r] : padding;
+      this.kinds[r][kind] += amount;
+      if (kind !== "host") this.kinds[r].padding += pad;
+    }
+  };
+
+  function itemKind(item) {
+    return item.device === "host" ? "host" : ITEM_KINDS[item.kind];
+  }
+
+  function elementBytes(dtype) {
+    if (!has(DTYPE_BYTES, dtype)) trainRefuse("shard_dtype", { dtype: dtype });
+    return DTYPE_BYTES[dtype];
+  }
+
+  function itemElementBytes(item) {
+    var elements = elementsOf(item.shape);
+    return elements ? item.bytes / elements : elementBytes(item.dtype);
+  }
+
+  function stateShape(tensor, item) {
+    if (item.shape.length === 0) return "whole";
+    if (item.shape.length === tensor.shape.length && item.shape.every(function (s, i) {
+      return s === tensor.shape[i];
+    })) {
+      return "rows";
+    }
+    trainRefuse("shard_state_shape", { name: item.name, tensor: tensor.name });
+    return null;
+  }
+
+  function ceilDiv(a, b) {
+    return (a + b - 1n) / b;
+  }
+
+  /** sharding.fsdp2_rows: each rank's real rows (torch.chunk, then empty chunks). */
+  function fsdp2Rows(rows, gpus) {
+    var chunk = ceilDiv(rows, BigInt(gpus));
+    var out = [];
+    for (var r = 0; r < gpus; r++) {
+      var left = rows - BigInt(r) * chunk;
+      out.push(left < 0n ? 0n : left < chunk ? left : chunk);
+    }
+    return out;
+  }
+
+  function shardFsdp2(tally, tensors, states, gpus) {
+    var lastRankRows = null;
+    tensors.forEach(function (tensor) {
+      var size = elementBytes(tensor.dtype);
+      if (tensor.role === "quant_state") {
+        tally.add("quant_states", tensor.elements * size);
+        return;
+      }
+      if (!tensor.shape.length) trainRefuse("shard_scalar", { tensor: tensor.name });
+      var rows = tensor.shape[0];
+      var rowElements = rows ? tensor.elements / rows : 0n;
+      var real = fsdp2Rows(rows, gpus);
+      var padded = ceilDiv(rows, BigInt(gpus));
+      tally.add("parameters", padded * rowElements * size, real.map(function (mine) {
+        return (padded - mine) * rowElements * size;
+      }));
+      (tensor.trainable ? states[tensor.name] || [] : []).forEach(function (item) {
+        var itemSize = itemElementBytes(item);
+        if (stateShape(tensor, item) === "whole") {
+          tally.add(itemKind(item), item.bytes);
+        } else if (item.kind === "gradient" && item.device === "gpu") {
+          tally.add("gradients", padded * rowElements * itemSize, real.map(function (mine) {
+            return (padded - mine) * rowElements * itemSize;
+          }));
+        } else {
+          tally.add(itemKind(item), real.map(function (mine) {
+            return mine * rowElements * itemSize;
+          }));
+        }
+      });
+      lastRankRows = (lastRankRows || 0n) + real[gpus - 1];
+    });
+    if (lastRankRows === 0n) trainRefuse("shard_empty_rank", { gpus: String(gpus) });
+  }
+
+  function zero3SubGroups(partitions, size) {
+    var total = partitions.reduce(function (t, p) {
+      return t + p;
+    }, 0n);
+    if (!partitions.length || size >= total) return partitions.length ? 1n : 0n;
+    var groups = 0n;
+    var running = 0n;
+    partitions.forEach(function (p, index) {
+      running += p;
+      if (running >= size || index === partitions.length - 1) {
+        groups += 1n;
+        running = 0n;
+      }
+    });
+    return groups;
+  }
+
+  function shardZero(tally, tensors, states, stage, gpus, constants) {
+    var n = BigInt(gpus);
+    var sharded = { optimizer: true, master_weight: true, master_gradient: true };
+    if (stage >= 2) sharded.gradient = true;
+    var trainable = tensors.filter(function (t) {
+      return t.trainable && t.role !== "quant_state";
+    });
+    var dtypes = [];
+    trainable.forEach(function (t) {
+      if (dtypes.indexOf(t.dtype) < 0) dtypes.push(t.dtype);
+    });
+    dtypes.sort();
+    if (stage < 3 && dtypes.length > 1) trainRefuse("shard_dtypes", { stage: String(stage) });
+    var partition;
+    var real = [];
+    var flatParameters;
+    var r;
+    if (stage < 3) {
+      var total = trainable.reduce(function (t, x) {
+        return t + x.elements;
+      }, 0n);
+      var alignment = BigInt(constants.zero_alignment_factor) * n;
+      partition = ceilDiv(total, alignment) * alignment / n;
+      for (r = 0; r < gpus; r++) {
+        var left = total - BigInt(r) * partition;
+        real.push(left < 0n ? 0n : left < partition ? left : partition);
+      }
+      flatParameters = trainable.length ? 1n : 0n;
+    } else {
+      var partitions = trainable.map(function (t) {
+        return ceilDiv(t.elements, n);
+      });
+      partition = partitions.reduce(function (t, p) {
+        return t + p;
+      }, 0n);
+      for (r = 0; r < gpus; r++) {
+        var mine = 0n;
+        trainable.forEach(function (t, i) {
+          var rest = t.elements - BigInt(r) * partitions[i];
+          mine += rest < 0n ? 0n : rest < partitions[i] ? rest : partitions[i];
+        });
+        real.push(mine);
+      }
+      flatParameters = zero3SubGroups(partitions, BigInt(constants.zero3_sub_group_size));
+    }
+    if (trainable.length && real[gpus - 1] <= 0n) {
+      var busy = false;
+      if (stage === 3) {
+        busy = tensors.some(function (t) {
+          if (t.role === "quant_state" || t.trainable) return false;
+          return t.elements - (n - 1n) * ceilDiv(t.elements, n) > 0n;
+        });
+      }
+      if (!busy) trainRefuse("shard_empty_rank", { gpus: String(gpus) });
+    }
+    tensors.forEach(function (tensor) {
+      var size = elementBytes(tensor.dtype);
+      if (tensor.role === "quant_state") {
+        tally.add("quant_states", tensor.elements * size);
+      } else if (stage === 3) {
+        var part = ceilDiv(tensor.elements, n);
+        var pads = [];
+        for (var q = 0; q < gpus; q++) {
+          var rest = tensor.elements - BigInt(q) * part;
+          pads.push((part - (rest < 0n ? 0n : rest < part ? rest : part)) * size);
+        }
+        tally.add("parameters", part * size, pads);
+      } else if (!tensor.trainable) {
+        tally.add("parameters", tensor.elements * size);
+      }
+    });
+    if (stage < 3 && trainable.length) {
+      var flatSize = elementBytes(dtypes[0]);
+      var flat = partition * n;
+      var sum = trainable.reduce(function (t, x) {
+        return t + x.elements;
+      }, 0n);
+      tally.add("parameters", flat * flatSize, (flat - sum) * flatSize);
+    }
+    var families = [];
+    var familyKeys = {};
+    trainable.forEach(function (tensor) {
+      (states[tensor.name] || []).forEach(function (item) {
+        var scalar = stateShape(tensor, item) === "whole";
+        if (has(sharded, item.kind)) {
+          var key = [item.kind, item.name, item.dtype, item.device].join("\u0000");
+          if (!has(familyKeys, key)) families.push(key);
+          familyKeys[key] = { item: item, size: itemElementBytes(item), scalar: scalar };
+        } else {
+          tally.add(itemKind(item), item.bytes);
+        }
+      });
+    });
+    families.forEach(function (key) {
+      var entry = familyKeys[key];
+      var target = entry.item.device === "host" ? "host" : ITEM_KINDS[entry.item.kind];
+      if (entry.scalar) {
+        tally.add(target, flatParameters * entry.size);
+      } else {
+        tally.add(target, partition * entry.size, real.map(function (mine) {
+          return (partition - mine) * entry.size;
+        }));
+      }
+    });
+  }
+
+  /** sharding.shard_plan: each rank's bytes per kind. */
+  function shardPlan(tensors, states, shard, gpus, constants) {
+    if (TRAIN_SHARDS.indexOf(shard) < 0) trainRefuse("shard_mode");
+    if (gpus < 1) trainRefuse("gpus");
+    if (shard === "none" && gpus > 1) trainRefuse("gpus_unsharded", { gpus: String(gpus) });
+    var tally = new Tally(gpus);
+    if (shard === "none") {
+      tensors.forEach(function (tensor) {
+        tally.add(tensor.role === "quant_state" ? "quant_states" : "parameters",
+          tensor.elements * elementBytes(tensor.dtype));
+        (tensor.trainable ? states[tensor.name] || [] : []).forEach(function (item) {
+          tally.add(itemKind(item), item.bytes);
+        });
+      });
+    } else if (shard === "fsdp2") {
+      shardFsdp2(tally, tensors, states, gpus);
+    } else {
+      shardZero(tally, tensors, states, Number(shard.slice(-1)), gpus, constants);
+    }
+    return tally.kinds.map(function (kinds, rank) {
+      var gpu = kinds.parameters + kinds.quant_states + kinds.gradients + kinds.optimizer +
+        kinds.master_weights + kinds.master_gradients;
+      return record(kinds, { rank: rank, gpu: gpu });
+    });
+  }
+
+  /**
+   * The training form's values read as `iteragpu train` reads its options (train_request):
+   * {ok: true, request} or {ok: false, field, reason}.
+   */
+  function trainRequest(form, decimalComma) {
+    var request = {
+      method: String(form.method), precision: String(form.precision),
+      optimizer: String(form.optimizer), shard: String(form.shard),
+      fused: form.fused === true || form.fused === "true",
+      doubleQuant: form.double_quant === true || form.double_quant === "true",
+    };
+    var text = String(form.lora_targets || "");
+    if (text.replace(STRIP, "") === "") {
+      request.loraTargets = null;
+    } else {
+      var names = text.split(",").map(function (name) {
+        return name.replace(STRIP, "");
+      }).filter(Boolean);
+      if (!names.length) return { ok: false, field: "lora_targets", reason: "no_names" };
+      request.loraTargets = names;
+    }
+    var rank = parseCount(form.lora_r, TRAIN_MAX_RANK, decimalComma);
+    if (!rank.ok) return { ok: false, field: "lora_r", reason: rank.reason };
+    request.loraR = rank.value;
+    var gpus = parseCount(form.gpus, TRAIN_MAX_GPUS, decimalComma);
+    if (!gpus.ok) return { ok: false, field: "gpus", reason: gpus.reason };
+    request.gpus = Number(gpus.value);
+    return { ok: true, request: request };
+  }
+
+  /**
+   * iteragpu.training.plan for a pasted config and the training form (its fields' text, as
+   * the page holds them): {valid: true, ...the plan's figures} or {valid: false, reason,
+   * values} (a refused config: its reason and key, as the config reader's).
+   */
+  function trainingPlan(text, form, data, decimalComma) {
+    var read = trainRequest(form, decimalComma);
+    if (!read.ok) return { valid: false, reason: read.reason, field: read.field, values: {} };
+    var request = read.request;
+    var training = get(data, "training");
+    var constants = training.constants;
+    try {
+      checkTrainRequest(request);
+      var c = parseConfig(readJson(String(text)), data.families, data);
+      if (c.quantizationMethod !== null) {
+        trainRefuse(QUANTIZED_METHODS.indexOf(request.method) >= 0
+          ? "qlora_quantized_checkpoint"
+          : "quantized_checkpoint",
+          { method: c.quantizationMethod });
+      }
+      var model = modelTensors(c, data);
+      var tensors = heldTensors(model, request, training);
+      var states = {};
+      tensors.forEach(function (t) {
+        if (t.trainable) states[t.name] = stateItems(t, request, constants);
+      });
+      var shared = sharedItems(tensors, request, constants);
+      var ranks = shardPlan(tensors, states, request.shard, request.gpus, constants);
+    } catch (error) {
+      if (error instanceof TrainFailure) {
+        return { valid: false, reason: error.reason, values: error.values };
+      }
+      if (error instanceof ConfigFailure) {
+        return { valid: false, reason: error.reason, values: { key: error.key }, config: true };
+      }
+      throw error;
+    }
+    var sharedGpu = shared.reduce(function (t, item) {
+      return item.device === "gpu" ? t + item.bytes : t;
+    }, 0n);
+    var first = ranks.reduce(function (best, rank) {
+      return rank.gpu > best.gpu ? rank : best;
+    });
+    var roles = [];
+    ROLES.forEach(function (role) {
+      var held = tensors.filter(function (t) {
+        return t.role === role;
+      });
+      if (!held.length) return;
+      roles.push({
+        role: role,
+        tensors: held.length,
+        elements: held.reduce(function (t, x) {
+          return t + x.elements;
+        }, 0n),
+        trainable: held.some(function (t) {
+          return t.trainable;
+        }),
+        bytes: held.reduce(function (t, x) {
+          return t + x.elements * DTYPE_BYTES[x.dtype];
+        }, 0n),
+      });
+    });
+    var trainable = tensors.filter(function (t) {
+      return t.trainable;
+    });
+    return {
+      valid: true,
+      request: request,
+      modelType: c.modelType,
+      parameters: model.params.reduce(function (t, p) {
+        return t + p.elements;
+      }, 0n),
+      trainableParameters: trainable.reduce(function (t, x) {
+        return t + x.elements;
+      }, 0n),
+      trainableTensors: trainable.length,
+      roles: roles,
+      weightsBytes: first.parameters + first.quant_states,
+      gradientsBytes: first.gradients,
+      optimizerBytes: first.optimizer + sharedGpu,
+      hostBytes: first.host,
+      masterWeightsBytes: first.master_weights,
+      masterGradientsBytes: first.master_gradients,
+      modelStatesBytes: first.gpu + sharedGpu,
+      ranks: ranks.map(function (rank) {
+        return { rank: rank.rank, modelStatesBytes: rank.gpu + sharedGpu, paddingBytes: rank.padding };
+      }),
+      firstToFill: first.rank,
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
   // DOM
   // ------------------------------------------------------------------------------------------
 
@@ -3601,7 +4736,182 @@
         sizer.drawChart(compute(sizer.read(), sizer.data));
       });
     });
+    sizer.training = startTraining(doc, sizer);
     return sizer;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The training mode on the page (#training): its own form, its table of model states and
+  // its status line; computed from the config the page has read (trainingPlan above), never
+  // from the parameter count alone, and kept out of the URL and of the figures above.
+  // ------------------------------------------------------------------------------------------
+
+  function TrainingView(sizer) {
+    var doc = sizer.doc;
+    this.sizer = sizer;
+    this.doc = doc;
+    this.form = doc.getElementById("sizer-train-form");
+    this.status = doc.getElementById("sizer-train-status");
+    this.states = doc.getElementById("sizer-train-states");
+    this.ranks = doc.getElementById("sizer-train-ranks");
+    this.messages = doc.getElementById("sizer-train-messages");
+    this.fields = {};
+    var fields = this.fields;
+    Array.prototype.forEach.call(this.form.querySelectorAll("[data-sizer-train]"), function (el) {
+      fields[el.getAttribute("data-sizer-train")] = el;
+    });
+  }
+
+  TrainingView.prototype.text = function (attribute, key, values) {
+    var el = this.messages.querySelector("[" + attribute + '="' + key + '"]');
+    return fillTemplate(el ? el.textContent.trim() : key, values || {});
+  };
+
+  TrainingView.prototype.read = function () {
+    var form = {};
+    var fields = this.fields;
+    Object.keys(fields).forEach(function (key) {
+      form[key] = fields[key].value;
+    });
+    return form;
+  };
+
+  TrainingView.prototype.say = function (state, reason, line) {
+    this.status.setAttribute("data-state", state);
+    if (reason) {
+      this.status.setAttribute("data-reason", reason);
+    } else {
+      this.status.removeAttribute("data-reason");
+    }
+    this.status.textContent = line;
+  };
+
+  TrainingView.prototype.clear = function () {
+    patchContent(this.doc, this.states.tBodies[0], []);
+    patchContent(this.doc, this.ranks.tBodies[0], []);
+    setHidden(this.ranks, true);
+    var fields = this.fields;
+    Object.keys(fields).forEach(function (key) {
+      fields[key].removeAttribute("aria-invalid");
+    });
+  };
+
+  /** Recompute from the read config and the form; say why where nothing is stated. */
+  TrainingView.prototype.update = function () {
+    var self = this;
+    var sizer = this.sizer;
+    var symbols = sizer.symbols;
+    this.clear();
+    var text = sizer.configText ? sizer.configText.value : "";
+    if (String(text).replace(STRIP, "") === "") {
+      this.say("empty", null, this.text("data-train-text", "no_config"));
+      return null;
+    }
+    var plan = trainingPlan(text, this.read(), sizer.data, readsDecimalComma(sizer.data));
+    if (!plan.valid) {
+      if (plan.field) {
+        var field = this.fields[plan.field];
+        field.setAttribute("aria-invalid", "true");
+        var label = this.doc.querySelector('label[for="' + field.id + '"]');
+        this.say("error", plan.reason, (label ? label.textContent.trim() : plan.field) + ": " +
+          sizer.words("data-reason", plan.reason, {}));
+      } else if (plan.config) {
+        // The config reader's own status line above says why.
+        this.say("error", plan.reason, this.text("data-train-text", "config_refused"));
+      } else if (this.messages.querySelector('[data-train-reason="' + plan.reason + '"]')) {
+        var values = {};
+        Object.keys(plan.values || {}).forEach(function (key) {
+          values[key] = String(plan.values[key]);
+        });
+        this.say("error", plan.reason, this.text("data-train-reason", plan.reason, values));
+      } else {
+        this.say("error", plan.reason, this.text("data-train-text", "refused"));
+      }
+      return plan;
+    }
+    var count = function (value) {
+      return formatNumber(rational(BigInt(value)), 0, symbols);
+    };
+    var stated = this.text("data-train-text", "stated");
+    var row = function (key, label, bytes) {
+      var value = rational(bytes);
+      return keyed(key, htmlNode("tr", { "data-item": key }, [
+        htmlNode("td", { "data-column": "item" }, label),
+        htmlNode("td", { "data-column": "gib" }, formatNumber(gib(value), 2, symbols)),
+        htmlNode("td", { "data-column": "bytes", "data-bytes": String(bytes) }, count(bytes)),
+        htmlNode("td", { "data-column": "status", "data-status": "estimated" }, stated),
+      ]));
+    };
+    var rows = plan.roles.map(function (r) {
+      return row("role-" + r.role, self.text("data-train-text", "role_" + r.role, {
+        tensors: count(r.tensors),
+        state: self.text("data-train-text", r.trainable ? "trained" : "frozen"),
+      }), r.bytes);
+    });
+    var sharded = plan.request.shard !== "none";
+    if (sharded) rows.push(row("weights-share", this.text("data-train-text", "weights_share"), plan.weightsBytes));
+    rows.push(row("gradients", this.text("data-train-text", "gradients"), plan.gradientsBytes));
+    rows.push(row("optimizer", this.text("data-train-text", "optimizer"), plan.optimizerBytes));
+    if (plan.masterWeightsBytes || plan.masterGradientsBytes) {
+      rows.push(row("master-weights", this.text("data-train-text", "master_weights"), plan.masterWeightsBytes));
+      rows.push(row("master-gradients", this.text("data-train-text", "master_gradients"),
+        plan.masterGradientsBytes));
+    }
+    rows.push(row("model-states", this.text("data-train-text", "model_states"), plan.modelStatesBytes));
+    if (plan.hostBytes) rows.push(row("host", this.text("data-train-text", "host"), plan.hostBytes));
+    rows.push(keyed("activations", htmlNode("tr", { "data-item": "activations" }, [
+      htmlNode("td", { "data-column": "item" }, this.text("data-train-text", "activations")),
+      htmlNode("td", { "data-column": "gib" }, "-"),
+      htmlNode("td", { "data-column": "bytes" }, "-"),
+      htmlNode("td", { "data-column": "status", "data-status": "unknown" },
+        this.text("data-train-text", "to_measure")),
+    ])));
+    patchContent(this.doc, this.states.tBodies[0], rows);
+    var line = this.text("data-train-text", "summary", {
+      model_type: plan.modelType,
+      parameters: count(plan.parameters),
+      trainable: count(plan.trainableParameters),
+      tensors: count(plan.trainableTensors),
+    });
+    if (sharded) {
+      line += " " + this.text("data-train-text", "sharded", {
+        shard: plan.request.shard, gpus: count(plan.request.gpus), rank: count(plan.firstToFill),
+      });
+      setHidden(this.ranks, false);
+      patchContent(this.doc, this.ranks.tBodies[0], plan.ranks.map(function (r) {
+        return keyed("rank " + r.rank, htmlNode("tr", { "data-rank": String(r.rank) }, [
+          htmlNode("td", {}, count(r.rank)),
+          htmlNode("td", { "data-bytes": String(r.modelStatesBytes) }, count(r.modelStatesBytes)),
+          htmlNode("td", { "data-bytes": String(r.paddingBytes) }, count(r.paddingBytes)),
+        ]));
+      }));
+    }
+    this.say("ok", null, line);
+    return plan;
+  };
+
+  /** The training mode of a started page, or null where the page has none. */
+  function startTraining(doc, sizer) {
+    if (!doc.getElementById("sizer-train-form") || !sizer.data.training) return null;
+    var view = new TrainingView(sizer);
+    var onInput = function () {
+      view.update();
+    };
+    view.form.addEventListener("input", onInput);
+    view.form.addEventListener("change", onInput);
+    view.form.addEventListener("submit", function (event) {
+      event.preventDefault();
+    });
+    // Every config the page reads (typed, dropped, chosen by name) goes through loadConfig:
+    // the training mode follows it, without a change to the reader.
+    var load = sizer.loadConfig;
+    sizer.loadConfig = function (text) {
+      var read = load.call(sizer, text);
+      view.update();
+      return read;
+    };
+    view.update();
+    return view;
   }
 
   function autostart(win) {
@@ -3643,6 +4953,7 @@
     loadCatalog: loadCatalog,
     shortlist: shortlist,
     compute: compute,
+    trainingPlan: trainingPlan,
     texts: texts,
     describe: describe,
     queryFromSearch: queryFromSearch,

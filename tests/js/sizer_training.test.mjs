@@ -1,0 +1,89 @@
+// The sizer's training mode against `iteragpu train`'s answers.
+//
+//   python -m iteragpu.docs_tools.sizer_vectors > /tmp/vectors.json
+//   python docs/hooks.py --sizer-data > /tmp/data.json
+//   ITERAGPU_SIZER_VECTORS=/tmp/vectors.json ITERAGPU_SIZER_DATA=/tmp/data.json node --test tests/js/
+//
+// Each vector (iteragpu.docs_tools.sizer_training_vectors) is a config's text, the training
+// form's values and what `iteragpu train --json` answered: the model's parameters, the trainable
+// ones, the weights per role, the gradients, optimizer states (on the GPU and in host memory),
+// master copies and model states of the GPU first to fill, every rank's; or the refusal's
+// reason. The page's script reads the same text with the page's data (`families`, `wrappers`,
+// `towers` and the training tables, `training`) and must give the same figures.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const require = createRequire(import.meta.url);
+const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
+
+const path = process.env.ITERAGPU_SIZER_VECTORS;
+if (!path) throw new Error("ITERAGPU_SIZER_VECTORS is not set (see tests/js/sizer.test.mjs)");
+const vectors = JSON.parse(readFileSync(path, "utf-8")).training;
+const dataPath = process.env.ITERAGPU_SIZER_DATA;
+if (!dataPath) throw new Error("ITERAGPU_SIZER_DATA is not set (python docs/hooks.py --sizer-data)");
+const data = JSON.parse(readFileSync(dataPath, "utf-8"));
+if (!data.training) throw new Error("the page's data holds no training tables");
+
+/** The page's answer in the shape of the vector's (bytes as numbers where Python's are). */
+function shaped(plan) {
+  if (!plan.valid) return { valid: false, reason: plan.reason };
+  const n = (value) => Number(value);
+  return {
+    valid: true,
+    parameters: n(plan.parameters),
+    trainable_parameters: n(plan.trainableParameters),
+    trainable_tensors: plan.trainableTensors,
+    weights_bytes: n(plan.weightsBytes),
+    gradients_bytes: n(plan.gradientsBytes),
+    optimizer_state_bytes: n(plan.optimizerBytes),
+    optimizer_host_bytes: n(plan.hostBytes),
+    master_weights_bytes: n(plan.masterWeightsBytes),
+    master_gradients_bytes: n(plan.masterGradientsBytes),
+    model_states_bytes: n(plan.modelStatesBytes),
+    first_to_fill: plan.firstToFill,
+    weights: plan.roles.map((r) => ({
+      role: r.role,
+      tensors: r.tensors,
+      elements: n(r.elements),
+      trainable: r.trainable,
+      weights_bytes: n(r.bytes),
+    })),
+    ranks: plan.ranks.map((r) => ({
+      rank: r.rank,
+      model_states_bytes: n(r.modelStatesBytes),
+      padding_bytes: n(r.paddingBytes),
+    })),
+  };
+}
+
+test("the vectors cover every family, wrapper and choice, and refusals", () => {
+  assert.ok(vectors.length > 500);
+  const valid = vectors.filter((v) => v.expected.valid);
+  assert.ok(valid.length > 400);
+  for (const method of ["full", "lora", "dora", "qlora"]) {
+    assert.ok(valid.some((v) => v.form.method === method), method);
+  }
+  for (const shard of ["none", "fsdp2", "zero1", "zero2", "zero3"]) {
+    assert.ok(valid.some((v) => v.form.shard === shard), shard);
+  }
+  assert.ok(valid.some((v) => JSON.parse(v.text).vision_config !== undefined));
+});
+
+test("the page states every figure `iteragpu train` states, or refuses for its reason", () => {
+  const wrong = [];
+  for (const vector of vectors) {
+    const plan = sizer.trainingPlan(vector.text, vector.form, data, false);
+    try {
+      assert.deepEqual(shaped(plan), vector.expected);
+    } catch (error) {
+      wrong.push(`${vector.name} ${JSON.stringify(vector.form)}: ${error.message.slice(0, 400)}`);
+    }
+  }
+  assert.deepEqual(wrong.slice(0, 5), []);
+});
