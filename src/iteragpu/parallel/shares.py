@@ -1,0 +1,129 @@
+"""What the runtimes share: the model's tensors at their element sizes, a rank's tensors summed
+per name, torch.chunk's split of a dimension, and the KV cache of a rank's layers.
+
+The runtime modules decide, per tensor, how many of its elements each rank holds; this module
+adds them up per rank and name, so that a plan lists a 64-layer model's `q_proj` once per rank
+(with its layer count) rather than 64 times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+from iteragpu.models.config import ModelConfig
+from iteragpu.models.kv import Cache, LayerLayout, estimate_kv
+from iteragpu.models.recipe import TensorSpec
+from iteragpu.parallel.records import REPEATED, SplitError, TensorShare
+
+
+def chunk(size: int, parts: int, index: int) -> int:
+    """Elements of part `index` when `size` is cut with `torch.chunk` (DTensor's `Shard`,
+    torch/distributed/tensor/placement_types.py `_local_shard_size_and_offset`, torch
+    2.13.0): ceil(size/parts) each, the last parts taking what is left, possibly nothing.
+
+    >>> [chunk(250, 4, i) for i in range(4)], [chunk(2, 3, i) for i in range(3)]
+    ([63, 63, 63, 61], [1, 1, 0])
+    """
+    step = -(-size // parts)
+    start = step * index
+    return max(0, min(size, start + step) - start)
+
+
+def section(spec: TensorSpec) -> str:
+    """The recipe section a tensor comes from: a layer's, the embeddings' or the final ones'
+    (a recipe lists the embeddings first; the head and the final norm come last)."""
+    if spec.layer is not None:
+        return "layer"
+    return "final" if spec.name.startswith(("lm_head", "norm")) else "embeddings"
+
+
+class Tally:
+    """One rank's tensors, summed per (section, name, how)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str, str], list[int | Fraction]] = {}
+
+    def add(
+        self,
+        spec: TensorSpec,
+        how: str,
+        elements: int,
+        element_bytes: Fraction,
+        name: str = "",
+        where: str = "",
+    ) -> None:
+        if elements == 0:
+            return
+        key = (where or section(spec), name or spec.name, how)
+        row = self._rows.setdefault(key, [0, 0, Fraction(0)])
+        row[0] += 1
+        row[1] += elements
+        row[2] += elements * element_bytes
+
+    def shares(self) -> tuple[TensorShare, ...]:
+        return tuple(
+            TensorShare(name, where, how, int(row[0]), int(row[1]), Fraction(row[2]))
+            for (where, name, how), row in self._rows.items()
+        )
+
+
+def weights_of(shares: Iterable[TensorShare]) -> tuple[Fraction, Fraction]:
+    """(all the weights, the part other ranks hold too) of a rank's tensors."""
+    total = repeated = Fraction(0)
+    for share in shares:
+        total += share.byte_count
+        if share.how in REPEATED:
+            repeated += share.byte_count
+    return total, repeated
+
+
+def rank_kv(
+    layouts: Sequence[LayerLayout],
+    heads: int | None,
+    tokens: int,
+    per_value: Fraction,
+    sequences: int,
+) -> tuple[Fraction, Fraction]:
+    """(bytes per token of one sequence, the cache's bytes) of a rank's layers, each holding
+    `heads` KV heads (None: the layout's own) under Transformers' dynamic cache (its peak right
+    after the prompt, iteragpu.models.kv)."""
+    if not layouts:
+        return Fraction(0), Fraction(0)
+    if heads is not None:
+        layouts = [
+            LayerLayout(x.kind, x.window, x.layout, heads, x.key_dim, x.value_dim) for x in layouts
+        ]
+    estimate = estimate_kv(list(layouts), tokens, per_value, sequences, Cache("dynamic"))
+    return estimate.kv_bytes_per_token, estimate.kv_cache_bytes
+
+
+def refuse_states(config: ModelConfig, runtime: str) -> None:
+    """Layers that keep a state (Mamba, linear attention) are not split here."""
+    from iteragpu.models.state import layer_states
+
+    if any(layer_states(config)):
+        raise SplitError(
+            "{family}: its layers keep recurrent states, whose split over GPUs is not "
+            "modelled here ({runtime})",
+            "split_states_not_modelled",
+            family=config.model_type,
+            runtime=runtime,
+        )
+
+
+def divide(numerator: int, denominator: int, what: str, runtime: str, where: str) -> int:
+    """`numerator // denominator`, or the runtime's own refusal when it does not divide
+    (vLLM's `divide`, vllm/distributed/utils.py: `assert numerator % denominator == 0`)."""
+    if numerator % denominator:
+        raise SplitError(
+            "{runtime} refuses this split: {what} ({numerator}) is not divisible by "
+            "{denominator} ({where})",
+            "not_divisible",
+            runtime=runtime,
+            what=what,
+            numerator=str(numerator),
+            denominator=str(denominator),
+            where=where,
+        )
+    return numerator // denominator
