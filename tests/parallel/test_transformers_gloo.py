@@ -11,7 +11,8 @@ What the models hold: an uneven vocabulary (250, cut 125/125 and 63/63/63/61), t
 gate (Qwen2-MoE), DeepSeek-V3's latent attention (not split by Transformers' plan) with a dense
 first layer and a float32 router. The Llama with 2 KV heads on 4 ranks loads and fails in its
 forward pass, as the plan refuses it; Qwen3-MoE's 6 experts on 4 expert-parallel ranks are
-refused at load, and TP 2 with PP 2 fails at load (KeyError), as the plan refuses both. Run by `nox -s ranks` (marker `ranks`).
+refused at load, and TP 2 with PP 2 fails at load (KeyError), as the plan refuses both. Run
+by `nox -s ranks` (marker `ranks`).
 """
 
 from __future__ import annotations

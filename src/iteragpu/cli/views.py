@@ -3,6 +3,7 @@ figure does not count. The JSON objects of `--json` are in `payloads`."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from decimal import Decimal
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate, Requirement
     from iteragpu.models.model import ModelSizing, PartialSizing, Weights
+    from iteragpu.parallel.records import RankPlan, SplitPlan
     from iteragpu.training.plan import TrainingPlan
 
 
@@ -732,3 +734,100 @@ def train_text(plan: TrainingPlan, lang: str) -> str:
         notes.append(message("train_note_recorded", lang))
     parts += ["", *(fold_text(n) for n in notes)]
     return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# iteragpu model --tp/--pp/--ep/--runtime: a split over several GPUs
+# ---------------------------------------------------------------------------------------------
+
+
+def _split_layers_cell(rank: RankPlan, lang: str) -> str:
+    first, end = rank.layers
+    layers = message("split_no_layers", lang) if end <= first else f"{first}-{end - 1}"
+    if rank.output_layer:
+        return message("split_output_layer", lang, layers=layers)
+    return layers
+
+
+def split_text(
+    plan: SplitPlan,
+    path: str,
+    candidates: Sequence[Candidate] | None,
+    days: int | None,
+    lang: str,
+) -> str:
+    """One row per GPU (its layers, weights and their replicated part, KV cache, total), the
+    GPU that fills first, llama.cpp's host part, the notes; then the short list of packages of
+    as many cards, compared by that GPU's need."""
+    from iteragpu.parallel.payload import VERSIONS
+
+    version = VERSIONS[plan.runtime]
+    values = {
+        "model_type": plan.model_type,
+        "gpus": format_number(len(plan.ranks), 0, lang),
+        "runtime": plan.runtime,
+        "version": version if plan.runtime != "llama.cpp" else version[:12],
+        "tp": format_number(plan.tp, 0, lang),
+        "pp": format_number(plan.pp, 0, lang),
+        "ep": format_number(plan.tp if plan.ep else 1, 0, lang),
+        "tokens": format_number(plan.tokens, 0, lang),
+        "sequences": format_number(plan.sequences, 0, lang),
+        "weights_dtype": plan.weights_dtype,
+        "kv_dtype": plan.kv_dtype,
+        "bytes_per_value": _exact_cell(plan.kv_bytes_per_value, lang),
+    }
+    key = "split_title_llamacpp" if plan.runtime == "llama.cpp" else "split_title"
+    headers = [
+        message("split_rank_header", lang),
+        message("split_tp_rank_header", lang),
+        message("split_stage_header", lang),
+        message("split_layers_header", lang),
+        message("split_weights_header", lang),
+        message("split_replicated_header", lang),
+        message("split_kv_header", lang),
+        message("split_total_header", lang),
+    ]
+
+    def gib_cell(value: Fraction) -> str:
+        return format_number(gib(value), DISPLAY_DECIMALS, lang)
+
+    rows = [
+        [
+            format_number(r.rank, 0, lang),
+            format_number(r.tp_rank, 0, lang),
+            format_number(r.pp_stage, 0, lang),
+            _split_layers_cell(r, lang),
+            gib_cell(r.weights_bytes),
+            gib_cell(r.weights_replicated_bytes),
+            gib_cell(r.kv_cache_bytes),
+            gib_cell(r.total_bytes),
+        ]
+        for r in plan.ranks
+    ]
+    first = plan.first_to_fill
+    notes = [
+        message(
+            "split_first_to_fill",
+            lang,
+            rank=format_number(first.rank, 0, lang),
+            total_gib=gib_cell(first.total_bytes),
+            total_bytes=format_number(math.ceil(first.total_bytes), 0, lang),
+        )
+    ]
+    if plan.host is not None:
+        notes.append(
+            message(
+                "split_host_note",
+                lang,
+                weights_gib=gib_cell(plan.host.weights_bytes),
+                kv_gib=gib_cell(plan.host.kv_cache_bytes),
+            )
+        )
+    notes += [message(f"split_note_{code}", lang) for code in plan.notes]
+    title = fold_text(message(key, lang, **values))
+    table = render_table(headers, rows)
+    text = "\n".join([path, title, "", table, "", *(fold_text(n) for n in notes)])
+    if candidates is None or days is None:
+        return text
+    need = gib(first.total_bytes)
+    return text + "\n\n" + shortlist_text(candidates, need, days, len(plan.ranks), lang)

@@ -238,9 +238,7 @@ def plan(
             output = devices[n_layer]
             if not has_output and output is not None:
                 # Tied: `output` is token_embd loaded again on the output layer's device.
-                tallies[output].add(
-                    spec, DUPLICATED, elements, element, "output.weight", "output"
-                )
+                tallies[output].add(spec, DUPLICATED, elements, element, "output.weight", "output")
         elif kind == "duplicates":
             for holder in holders:
                 how = WHOLE if holder == devices[0] else DUPLICATED

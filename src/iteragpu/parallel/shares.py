@@ -112,15 +112,15 @@ def refuse_states(config: ModelConfig, runtime: str) -> None:
         )
 
 
-def divide(numerator: int, denominator: int, what: str, runtime: str, where: str) -> int:
-    """`numerator // denominator`, or the runtime's own refusal when it does not divide
-    (vLLM's `divide`, vllm/distributed/utils.py: `assert numerator % denominator == 0`)."""
+def divide(numerator: int, denominator: int, what: str, where: str) -> int:
+    """`numerator // denominator`, or vLLM's own refusal when it does not divide (`divide`,
+    vllm/distributed/utils.py: `assert numerator % denominator == 0`); `what` names the size
+    (a config key or a tensor), `where` the layer class that divides it."""
     if numerator % denominator:
         raise SplitError(
-            "{runtime} refuses this split: {what} ({numerator}) is not divisible by "
-            "{denominator} ({where})",
-            "not_divisible",
-            runtime=runtime,
+            "vLLM 0.34.0 refuses this split: {what} = {numerator} is not divisible by "
+            "{denominator} ({where}: divide asserts numerator % denominator == 0)",
+            "vllm_not_divisible",
             what=what,
             numerator=str(numerator),
             denominator=str(denominator),

@@ -222,12 +222,12 @@ def kv_heads_per_rank(model: SplitModel, tp_plan: Mapping[str, str], tp: int) ->
         return None
     queries = [n for n, s in tp_plan.items() if n.rsplit(".", 1)[-1] in _QUERY_PROJECTIONS]
     for what, count, split in (
-        ("query heads", config.heads, any(tp_plan[n] in _COLWISE for n in queries)),
-        ("KV heads", config.kv_heads, True),
+        ("num_attention_heads", config.heads, any(tp_plan[n] in _COLWISE for n in queries)),
+        ("num_key_value_heads", config.kv_heads, True),
     ):
         if split and count % tp:
             raise SplitError(
-                "Transformers {version} loads this split but cannot run it: its {what} "
+                "Transformers {version} loads this split but cannot run it: {what} "
                 "({count}) are not divisible by --tp {tp}, so a rank's slice of the projection "
                 "ends inside a head and the attention's reshape fails in the forward pass",
                 "transformers_heads_not_divisible",

@@ -168,14 +168,6 @@ def pp_ranges(
                 count=str(len(partition)),
                 pp=str(pp),
             )
-        if any(p < 0 for p in partition):
-            raise SplitError(
-                "vLLM {version} refuses this split: VLLM_PP_LAYER_PARTITION={text} has a "
-                "negative layer count",
-                "vllm_partition_negative",
-                version=VERSION,
-                text=text,
-            )
         if sum(partition) != layers:
             raise SplitError(
                 "vLLM {version} refuses this split: VLLM_PP_LAYER_PARTITION={text} sums to "
@@ -186,6 +178,14 @@ def pp_ranges(
                 text=text,
                 total=str(sum(partition)),
                 layers=str(layers),
+            )
+        if any(p < 0 for p in partition):
+            raise SplitError(
+                "vLLM {version} refuses this split: VLLM_PP_LAYER_PARTITION={text} has a "
+                "negative layer count",
+                "vllm_partition_negative",
+                version=VERSION,
+                text=text,
             )
         parts = list(partition)
     else:
@@ -260,9 +260,9 @@ def _check(model: SplitModel, tp: int, ep: bool) -> None:
     if config.mla is None:
         kv = config.kv_heads
         if tp >= kv:
-            divide(tp, kv, "the TP size, over the KV heads", "vLLM", "QKVParallelLinear")
+            divide(tp, kv, "tensor_parallel_size / num_key_value_heads", "QKVParallelLinear")
         else:
-            divide(kv, tp, "the KV heads", "vLLM", "QKVParallelLinear")
+            divide(kv, tp, "num_key_value_heads", "QKVParallelLinear")
 
 
 def _shares(spec: TensorSpec, model: SplitModel, tp: int, ep: bool) -> list[tuple[str, list[int]]]:
@@ -276,11 +276,7 @@ def _shares(spec: TensorSpec, model: SplitModel, tp: int, ep: bool) -> list[tupl
     if spec.layer is None:
         if spec.name.startswith(("embed_tokens", "lm_head")):
             rows = divide(
-                pad_vocab(spec.shape[0]),
-                tp,
-                "the padded vocabulary",
-                "vLLM",
-                "VocabParallelEmbedding",
+                pad_vocab(spec.shape[0]), tp, "pad_vocab_size(vocab_size)", "VocabParallelEmbedding"
             )
             return [(VOCAB if tp > 1 else REPLICATED, [total // spec.shape[0] * rows] * tp)]
         if module == "norm" or spec.name == "norm.weight":
@@ -289,7 +285,7 @@ def _shares(spec: TensorSpec, model: SplitModel, tp: int, ep: bool) -> list[tupl
     if module in _QKV:
         width = total // spec.shape[0]
         if _QKV[module] == "q":
-            heads = divide(config.heads, tp, "the attention heads", "vLLM", "QKVParallelLinear")
+            heads = divide(config.heads, tp, "num_attention_heads", "QKVParallelLinear")
             return [(COLUMN if tp > 1 else REPLICATED, [heads * head_dim * width] * tp)]
         heads = kv_heads_per_rank(config.kv_heads, tp)
         how = KV_REPLICATED if tp > config.kv_heads else COLUMN if tp > 1 else REPLICATED
@@ -297,10 +293,10 @@ def _shares(spec: TensorSpec, model: SplitModel, tp: int, ep: bool) -> list[tupl
     if module in _ROW_LAYERS:
         if bias:
             return [(REPLICATED, [total] * tp)]
-        cut = divide(spec.shape[-1], tp, f"{module}'s input width", "vLLM", "RowParallelLinear")
+        cut = divide(spec.shape[-1], tp, f"{module}.input_size", "RowParallelLinear")
         return [(ROW if tp > 1 else REPLICATED, [total // spec.shape[-1] * cut] * tp)]
     if module in _COLUMN_LAYERS:
-        cut = divide(spec.shape[0], tp, f"{module}'s output width", "vLLM", "ColumnParallelLinear")
+        cut = divide(spec.shape[0], tp, f"{module}.output_size", "ColumnParallelLinear")
         return [(COLUMN if tp > 1 else REPLICATED, [total // spec.shape[0] * cut] * tp)]
     if module in _REPLICATED_LAYERS or spec.name in ("mlp.gate.weight",):
         return [(REPLICATED, [total] * tp)]
