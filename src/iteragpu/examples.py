@@ -272,6 +272,11 @@ def _card_sheet(card_id: str) -> WorkedExample:
             _in(f"package_{number}_days", package.days),
             _in(f"package_{number}_price_usd", Fraction(package.price), "USD", 2),
         ]
+        if package.hourly_price is not None:
+            # An offer read on a provider's page: its hourly rate for the whole package.
+            figures.append(
+                _in(f"package_{number}_hourly_usd", Fraction(package.hourly_price), "USD", 2)
+            )
     return WorkedExample(
         id=f"card-{card_id}",
         title={"ko": f"GPU 시트: {card.name}", "id": f"Lembar GPU: {card.name}"},
