@@ -75,6 +75,7 @@ TEXTS: Final[dict[str, str]] = {
     "figure_package_cards": N_("Package {number}: cards"),
     "figure_package_days": N_("Package {number}: days"),
     "figure_package_price_usd": N_("Package {number}: price"),
+    "figure_package_hourly_usd": N_("Package {number}: hourly rate"),
     "figure_card_nominal": N_("{card}: nominal capacity"),
     "figure_card_price": N_("{card}: package price"),
     "figure_parameters": N_("Parameters"),
@@ -457,7 +458,7 @@ TEXTS: Final[dict[str, str]] = {
         "({bytes_per_value} B per value)"
     ),
     "split_rank_header": N_("GPU"),
-    "split_tp_rank_header": N_("TP rank"),
+    "split_tp_rank_header": N_("TP index"),
     "split_stage_header": N_("PP stage"),
     "split_layers_header": N_("Layers"),
     "split_weights_header": N_("Weights (GiB)"),
@@ -477,13 +478,13 @@ TEXTS: Final[dict[str, str]] = {
     ),
     "split_note_cache_dynamic_prompt_peak": N_(
         "KV cache: Transformers' dynamic cache right after the whole context arrives as one "
-        "prompt; each rank caches its own KV heads for its own layers."
+        "prompt; each GPU caches its own KV heads for its own layers."
     ),
     "split_note_vllm_blocks": N_(
         "KV cache: vLLM's blocks of 64 tokens per sequence, for the tokens and sequences asked."
     ),
     "split_note_vllm_gpu_memory_utilization": N_(
-        "vLLM gives its cache what gpu_memory_utilization (0.92 by default) leaves of each "
+        "vLLM gives its cache what --gpu-memory-utilization (0.92 by default) leaves of each "
         "card after the weights: the KV figure is what the asked context takes of it."
     ),
     "split_note_llamacpp_padding_flash_attention": N_(

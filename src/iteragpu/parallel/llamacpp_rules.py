@@ -136,8 +136,8 @@ def row_bytes(kv_type: str, values: int) -> Fraction:
     block, size = KV_TYPES[kv_type]
     if values % block:
         raise SplitError(
-            "llama.cpp cannot cache rows of {values} values as {kv_type} (blocks of {block} "
-            "values: ggml_row_size asserts ne % blck_size == 0)",
+            "llama.cpp cannot cache rows of {values} values as {kv_type}: a row holds whole "
+            "blocks of {block} values (ggml's row size)",
             "llamacpp_row_not_whole",
             values=str(values),
             kv_type=kv_type,

@@ -119,7 +119,7 @@ def divide(numerator: int, denominator: int, what: str, where: str) -> int:
     if numerator % denominator:
         raise SplitError(
             "vLLM 0.34.0 refuses this split: {what} = {numerator} is not divisible by "
-            "{denominator} ({where}: divide asserts numerator % denominator == 0)",
+            "{denominator} ({where}: divide() asserts a zero remainder)",
             "vllm_not_divisible",
             what=what,
             numerator=str(numerator),

@@ -228,7 +228,7 @@ def kv_heads_per_rank(model: SplitModel, tp_plan: Mapping[str, str], tp: int) ->
         if split and count % tp:
             raise SplitError(
                 "Transformers {version} loads this split but cannot run it: {what} "
-                "({count}) are not divisible by --tp {tp}, so a rank's slice of the projection "
+                "({count}) are not divisible by --tp {tp}, so each GPU's slice of the projection "
                 "ends inside a head and the attention's reshape fails in the forward pass",
                 "transformers_heads_not_divisible",
                 version=VERSION,
@@ -269,16 +269,16 @@ def plan(
         # apply_tensor_parallelism looks the expanded names up: KeyError at load
         # (tests/parallel/test_transformers_gloo.py runs it).
         raise SplitError(
-            "Transformers {version} fails to load tensor and pipeline parallelism together: "
-            "its TP plan names layers the pipeline split removed (KeyError in "
-            "apply_tensor_parallelism); give --tp or --pp",
+            "Transformers {version} cannot set up tensor and pipeline parallelism together: its "
+            "TP plan names layers the pipeline split removed, and loading stops with a "
+            "KeyError; give --tp or --pp",
             "transformers_tp_and_pp",
             version=VERSION,
         )
     if request.ep and tp == 1:
         raise SplitError(
-            "expert parallelism runs over the tensor-parallel ranks here (ep_size = tp_size): "
-            "give --tp above 1 with --ep",
+            "expert parallelism runs over the tensor-parallel GPUs here (as many "
+            "expert-parallel as tensor-parallel GPUs): give --tp above 1 with --ep",
             "ep_needs_tp",
         )
     if request.ep and not plans()[config.model_type]["ep_plan"]:
@@ -311,12 +311,12 @@ def plan(
                     experts = spec.shape[0]
                     if experts % tp:
                         raise SplitError(
-                            'Transformers {version} refuses this split: "Cannot evenly shard '
-                            '{experts} experts across {ranks} expert-parallel ranks."',
+                            'Transformers {version} refuses this split: "{quoted}"',
                             "transformers_experts_not_divisible",
                             version=VERSION,
-                            experts=str(experts),
-                            ranks=str(tp),
+                            # its own words, as it writes them
+                            quoted=f"Cannot evenly shard {experts} experts across {tp} "
+                            "expert-parallel ranks.",
                         )
                     elements = spec.elements // tp
                     tally.add(spec, EXPERTS, elements, element_bytes(spec, model))

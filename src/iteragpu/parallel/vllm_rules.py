@@ -309,8 +309,7 @@ def _shares(spec: TensorSpec, model: SplitModel, tp: int, ep: bool) -> list[tupl
         if inner % tp:
             raise SplitError(
                 "vLLM {version} refuses this split: the experts' intermediate size ({size}) is "
-                "not divisible by --tp {tp} (FusedMoEConfig: assert intermediate_size % "
-                "tp_size == 0)",
+                "not divisible by --tp {tp} (FusedMoEConfig's assertion)",
                 "vllm_moe_not_divisible",
                 version=VERSION,
                 size=str(inner),
@@ -374,8 +373,8 @@ def plan(
     tp, pp = request.tp, request.pp
     if request.ep and tp == 1:
         raise SplitError(
-            "expert parallelism runs over the tensor-parallel ranks here (ep_size = tp_size): "
-            "give --tp above 1 with --ep",
+            "expert parallelism runs over the tensor-parallel GPUs here (as many "
+            "expert-parallel as tensor-parallel GPUs): give --tp above 1 with --ep",
             "ep_needs_tp",
         )
     _check(model, tp, request.ep)
