@@ -16,7 +16,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "training", "site"]
+nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "training", "ranks", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
@@ -92,7 +92,9 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test,docs]")
     session.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     # Transformers' tests run in `models`, with torch and transformers pinned.
-    selection = "not torch and not transformers and not training and not site and not browser"
+    selection = (
+        "not torch and not transformers and not training and not ranks and not site and not browser"
+    )
     session.run("pytest", "-m", selection, *XDIST, *session.posargs)
 
 
@@ -165,6 +167,18 @@ def training(session: nox.Session) -> None:
     PEFT and bitsandbytes on CPU, FSDP2 over gloo processes, every tensor's bytes compared."""
     session.install(TORCH, TRANSFORMERS, BITSANDBYTES, PEFT, ACCELERATE, "-e", ".[test]")
     session.run("pytest", "-m", "training", *XDIST, "tests/training", *session.posargs)
+
+
+@nox.session
+@timed
+def ranks(session: nox.Session) -> None:
+    """What each GPU holds when a model is split, against the real thing: tiny models of five
+    families loaded by Transformers with tp_plan="auto", pp_size and ep_size under torchrun
+    (gloo, CPU) on 2 and 4 processes, every rank's parameters and cache compared with
+    iteragpu.parallel's plan; Transformers' own TP/EP plans against the recorded ones."""
+    session.install(TORCH, TRANSFORMERS, "-e", ".[test]")
+    # One worker: the torchrun runs start their own processes (2, then 4) on the machine.
+    session.run("pytest", "-m", "ranks", "-n", "0", "tests/parallel", *session.posargs)
 
 
 @nox.session(default=False)

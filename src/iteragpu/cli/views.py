@@ -133,6 +133,9 @@ _SHARED_FIGURE_LABELS = {
 _INSTANT_FIGURE = re.compile(r"instant_([a-z])_(allocated|reserved|difference)_gib")
 _NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
 _CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
+# A split's figures (iteragpu.examples: split-*): per TP size, and layers per pipeline stage.
+_SPLIT_FIGURE = re.compile(r"tp([0-9]+)(?:_(weights|kv_cache|total|replicated|above_even)\w*)?")
+_STAGE_FIGURE = re.compile(r"(vllm|transformers)_stage_([0-9]+)")
 
 
 def figure_label(f: Figure, lang: str) -> str:
@@ -143,6 +146,12 @@ def figure_label(f: Figure, lang: str) -> str:
         return message(_SHARED_FIGURE_LABELS[key], lang)
     if f"figure_{key}" in TEXTS:
         return message(f"figure_{key}", lang)
+    if match := _SPLIT_FIGURE.fullmatch(key):
+        tp, kind = match.groups()
+        return message(f"figure_split_{kind or 'tp'}", lang, tp=tp)
+    if match := _STAGE_FIGURE.fullmatch(key):
+        runtime = {"vllm": "vLLM", "transformers": "Transformers"}[match[1]]
+        return message("figure_split_stage_layers", lang, runtime=runtime, stage=match[2])
     if match := _INSTANT_FIGURE.fullmatch(key):
         return message(f"figure_instant_{match[2]}", lang, instant=match[1].upper())
     if match := _NUMBERED_FIGURE.fullmatch(key):
