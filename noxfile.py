@@ -281,6 +281,7 @@ def bench(session: nox.Session) -> None:
     run("python", "benchmarks/cli_startup.py", *session.posargs)
     run("python", "benchmarks/model_bench.py")
     run("python", "benchmarks/model_headers_bench.py")
+    run("python", "benchmarks/split_bench.py")
     run("python", "benchmarks/evidence_bench.py")
     _build_site(session)  # the sizer bench measures the pages this tree builds
     run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))

@@ -292,6 +292,27 @@ def plan(
     heads = kv_heads_per_rank(model, tp_plan, tp) if tp > 1 else None
     ranges = layer_ranges(config.layers, pp)
     tied = config.tie_word_embeddings
+    # Each tensor's share per TP rank, decided once (a 671B model has some 1,500 tensors).
+    placed = []
+    for spec in model.tensors:
+        name = full_name(spec)
+        size = element_bytes(spec, model)
+        if ep_plan and style_of(name, ep_plan) == "grouped_gemm":
+            experts = spec.shape[0]
+            if experts % tp:
+                raise SplitError(
+                    'Transformers {version} refuses this split: "{quoted}"',
+                    "transformers_experts_not_divisible",
+                    version=VERSION,
+                    # its own words, as it writes them
+                    quoted=f"Cannot evenly shard {experts} experts across {tp} "
+                    "expert-parallel ranks.",
+                )
+            placed.append((spec, EXPERTS, [spec.elements // tp] * tp, size))
+            continue
+        style = style_of(name, tp_plan)
+        shares = [local_elements(style, spec.shape, tp, r) for r in range(tp)]
+        placed.append((spec, how_of(style, spec, tp), shares, size))
     ranks = []
     for stage, span in enumerate(ranges):
         layouts = [
@@ -300,32 +321,13 @@ def plan(
         per_token, kv_bytes = rank_kv(
             layouts, heads, request.tokens, kv_per_value, request.sequences
         )
+        held = [p for p in placed if stage_holds(p[0], stage, pp, span, tied)]
         for tp_rank in range(tp):
             tally = Tally()
-            for spec in model.tensors:
-                if not stage_holds(spec, stage, pp, span, tied):
-                    continue
-                name = full_name(spec)
-                expert_style = style_of(name, ep_plan) if ep_plan else None
-                if expert_style == "grouped_gemm":
-                    experts = spec.shape[0]
-                    if experts % tp:
-                        raise SplitError(
-                            'Transformers {version} refuses this split: "{quoted}"',
-                            "transformers_experts_not_divisible",
-                            version=VERSION,
-                            # its own words, as it writes them
-                            quoted=f"Cannot evenly shard {experts} experts across {tp} "
-                            "expert-parallel ranks.",
-                        )
-                    elements = spec.elements // tp
-                    tally.add(spec, EXPERTS, elements, element_bytes(spec, model))
-                    continue
-                style = style_of(name, tp_plan)
-                elements = local_elements(style, spec.shape, tp, tp_rank)
-                tally.add(spec, how_of(style, spec, tp), elements, element_bytes(spec, model))
-            shares = tally.shares()
-            weights, repeated = weights_of(shares)
+            for spec, how, shares, size in held:
+                tally.add(spec, how, shares[tp_rank], size)
+            shares_held = tally.shares()
+            weights, repeated = weights_of(shares_held)
             ranks.append(
                 RankPlan(
                     stage * tp + tp_rank,
@@ -333,7 +335,7 @@ def plan(
                     tp_rank,
                     stage,
                     span,
-                    shares,
+                    shares_held,
                     weights,
                     repeated if tp > 1 else Fraction(0),
                     per_token,
