@@ -527,8 +527,9 @@ def _model_command() -> Callable[..., None]:
                 "--runtime",
                 click_type=click.Choice(("transformers", "vllm", "llama.cpp")),
                 help=N_(
-                    "Split over several GPUs as this runtime does (Transformers 5.24, vLLM "
-                    "0.34, llama.cpp): a plan per GPU. Default with --tp/--pp/--ep: transformers."
+                    "Split over several GPUs as this runtime does (Transformers 5.24.0, vLLM "
+                    "0.34.0, llama.cpp): a plan per GPU. Default with --tp/--pp/--ep: "
+                    "transformers."
                 ),
             ),
         ] = None,
@@ -575,7 +576,8 @@ def _model_command() -> Callable[..., None]:
                 "--tensor-split",
                 metavar=N_("LIST"),
                 help=N_(
-                    "llama.cpp: -ts, each GPU's share (e.g. 3,1). Default: equal (free memory)."
+                    "llama.cpp: -ts, each GPU's share, separated by / or a comma (e.g. 3/1). Default: "
+                    "equal (free memory)."
                 ),
             ),
         ] = None,
@@ -905,7 +907,14 @@ def _shortlist_command() -> Callable[..., None]:
     def shortlist(
         need_gib: Annotated[
             str,
-            typer.Option("--need-gib", metavar=NUMBER, help=N_("Memory the load needs, in GiB.")),
+            typer.Option(
+                "--need-gib",
+                metavar=NUMBER,
+                help=N_(
+                    "Memory the load needs on each GPU, in GiB; split over several cards, the "
+                    "fullest GPU's need."
+                ),
+            ),
         ],
         days: Annotated[
             str, typer.Option("--days", metavar=NUMBER, help=N_("Campaign length in days."))
@@ -1127,9 +1136,13 @@ def _examples_group() -> typer.Typer:
         examples = registry()
         if example_id is not None and example_id not in examples:
             message = N_("unknown example {example}; known: {known}")
-            # One example per catalogue card (`examples list` names them): card-<id> keeps the
-            # line short however many cards the catalogue holds.
-            known = [key for key in examples if not key.startswith("card-")] + ["card-<id>"]
+            # `examples list` names them all: the line names each family of IDs once
+            # (weights-<...>, card-<...>), so that it stays one short line however many
+            # examples the guides and the catalogue add.
+            families: dict[str, list[str]] = {}
+            for key in examples:
+                families.setdefault(key.split("-")[0], []).append(key)
+            known = [ids[0] if len(ids) == 1 else f"{head}-<...>" for head, ids in families.items()]
             fail(translate(message, lang, example=repr(example_id), known=", ".join(known)), lang)
         chosen = list(examples.values()) if run_all else [examples[example_id or ""]]
         if as_json:
