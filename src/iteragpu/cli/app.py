@@ -576,8 +576,8 @@ def _model_command() -> Callable[..., None]:
                 "--tensor-split",
                 metavar=N_("LIST"),
                 help=N_(
-                    "llama.cpp: -ts, each GPU's share, separated by / or a comma (e.g. 3/1). Default: "
-                    "equal (free memory)."
+                    "llama.cpp: -ts, each GPU's share, separated by / or a comma (e.g. 3/1). "
+                    "Default: equal (free memory)."
                 ),
             ),
         ] = None,
