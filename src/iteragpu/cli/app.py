@@ -1135,15 +1135,11 @@ def _examples_group() -> typer.Typer:
             fail(translate(N_("give one example ID or --all"), lang), lang)
         examples = registry()
         if example_id is not None and example_id not in examples:
-            message = N_("unknown example {example}; known: {known}")
-            # `examples list` names them all: the line names each family of IDs once
-            # (weights-<...>, card-<...>), so that it stays one short line however many
-            # examples the guides and the catalogue add.
-            families: dict[str, list[str]] = {}
-            for key in examples:
-                families.setdefault(key.split("-")[0], []).append(key)
-            known = [ids[0] if len(ids) == 1 else f"{head}-<...>" for head, ids in families.items()]
-            fail(translate(message, lang, example=repr(example_id), known=", ".join(known)), lang)
+            # The registry grows with every guide (and one example per catalogue card): the
+            # refusal points to `examples list`, which names them all, and stays one short line.
+            message = N_("unknown example {example}; {where} lists them all")
+            where = "iteragpu examples list"
+            fail(translate(message, lang, example=repr(example_id), where=where), lang)
         chosen = list(examples.values()) if run_all else [examples[example_id or ""]]
         if as_json:
             from iteragpu.cli.payloads import example_json

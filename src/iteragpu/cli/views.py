@@ -131,11 +131,11 @@ _SHARED_FIGURE_LABELS = {
     ),
 }
 _INSTANT_FIGURE = re.compile(r"instant_([a-z])_(allocated|reserved|difference)_gib")
-_NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
-_CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
 # A split's figures (iteragpu.examples: split-*): per TP size, and layers per pipeline stage.
 _SPLIT_FIGURE = re.compile(r"tp([0-9]+)(?:_(weights|kv_cache|total|replicated|above_even)\w*)?")
 _STAGE_FIGURE = re.compile(r"(vllm|transformers)_stage_([0-9]+)")
+_NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
+_CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
 
 
 def figure_label(f: Figure, lang: str) -> str:
