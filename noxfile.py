@@ -18,7 +18,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "training", "site"]
+nox.options.sessions = ["lint", "tests", "js", "lab_torch", "models", "training", "ranks", "site"]
 
 ROOT = Path(__file__).parent
 SITE = ROOT / "site"
@@ -159,7 +159,9 @@ def tests(session: nox.Session) -> None:
     env = base_env(session)
     env.run("python", "-m", "iteragpu.docs_tools.figure_check", "docs")
     # Transformers' tests run in `models`, with torch and transformers pinned.
-    selection = "not torch and not transformers and not training and not site and not browser"
+    selection = (
+        "not torch and not transformers and not training and not ranks and not site and not browser"
+    )
     env.run("pytest", "-m", selection, *XDIST, *session.posargs)
 
 
@@ -250,6 +252,17 @@ def training(session: nox.Session) -> None:
     )
     # Grouped per family (xdist_group): a family's meta build serves all its setups.
     env.run("pytest", "-m", "training", *XDIST_GROUPS, "tests/training", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+@timed
+def ranks(session: nox.Session) -> None:
+    """What each GPU holds when a model is split, against the real thing: tiny models of five
+    families loaded by Transformers with tp_plan="auto", pp_size and ep_size under torchrun
+    (gloo, CPU) on 2 and 4 processes, every rank's parameters and cache compared with
+    iteragpu.parallel's plan; Transformers' own TP/EP plans against the recorded ones."""
+    # One worker: the torchrun runs start their own processes (2, then 4) on the machine.
+    torch_env(session).run("pytest", "-m", "ranks", "-n", "0", "tests/parallel", *session.posargs)
 
 
 @nox.session(default=False)
@@ -358,6 +371,7 @@ def bench(session: nox.Session) -> None:
     run("python", "benchmarks/cli_startup.py", *session.posargs)
     run("python", "benchmarks/model_bench.py")
     run("python", "benchmarks/model_headers_bench.py")
+    run("python", "benchmarks/split_bench.py")
     run("python", "benchmarks/evidence_bench.py")
     _build_site(session)  # the sizer bench measures the pages this tree builds
     run("python", "benchmarks/sizer_bench.py", "--site-dir", str(SITE))

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from iteragpu.core.units import bytes_per
-from iteragpu.gpus.catalog import catalog_text, load_catalog
+from iteragpu.gpus.catalog import Card, RentalPackage, catalog_text, load_catalog
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 CARD_KEYS = {
@@ -110,9 +110,32 @@ def test_no_package_without_a_price_and_its_source() -> None:
         for package in card.packages:
             assert package.price > Decimal(0) and package.currency == "USD"
             assert package.source.strip() and package.cards > 0 and package.days > 0
-    # Prices only where a source gives one: the guide's two packages, nothing else.
+    # Prices only where a source gives one: the guide's two packages, and the multi-GPU offers
+    # read on a provider's page (each with its page, the date it was seen and its words).
     priced = {c.id for c in load_catalog() if c.packages}
-    assert priced == GUIDE_CARD_IDS
+    assert priced == GUIDE_CARD_IDS | {c.id for c in load_catalog() if _offers(c)}
+    for card in load_catalog():
+        for package in _offers(card):
+            assert package.url is not None and package.url.startswith(("https://", "http://"))
+            assert package.seen is not None and ISO_DATE.fullmatch(package.seen)
+            assert package.states and package.hourly_price is not None
+            assert str(package.hourly_price) in package.states  # the rate is the page's
+            assert package.price == package.hourly_price * 24 * package.days
+
+
+def _offers(card: Card) -> list[RentalPackage]:
+    return [p for p in card.packages if p.url is not None]
+
+
+def test_multi_gpu_packages_are_the_offers_found() -> None:
+    """2x, 4x and 8x packages only where a public offer was found: two 8-card instances."""
+    found = {
+        (c.id, p.cards, p.days, str(p.price))
+        for c in load_catalog()
+        for p in c.packages
+        if p.cards > 1
+    }
+    assert found == {("h100-80gb", 8, 3, "2831.76"), ("a100-40gb", 8, 3, "1062.00")}
 
 
 def test_the_guide_s_two_cards_keep_their_facts_and_sources() -> None:

@@ -193,6 +193,17 @@ ANSWERED: list[list[str]] = [
     [*BASE, "--shortlist", "--days", "2", "--json"],
     [*BASE, "--shortlist", "--days=2", "--lang", "id"],
     [*BASE, "--shortlist", "--days", "abc"],
+    # A split over GPUs (iteragpu.parallel), its refusals, its short list.
+    [*BASE, "--tp", "2", "--runtime", "vllm", "--json"],
+    [*BASE, "--tp", "2", "--lang", "id"],
+    [*BASE, "--tp=8", "--runtime=vllm", "--shortlist", "--days", "3"],
+    [*BASE, "--pp", "2", "--runtime", "vllm", "--pp-partition", "20,12", "--json"],
+    [*BASE, "--tp", "3", "--runtime", "vllm"],
+    [*BASE, "--tp", "16", "--lang", "id"],
+    [*BASE, "--ep", "--tp", "2"],
+    [*BASE, "--gpu-layers", "5"],
+    [*BASE, "--tp", "2", "--cache", "static"],
+    [*BASE, "--runtime", "llama.cpp", "--tensor-split", "3,1"],
 ]
 # What it leaves to the typer app.
 DECLINED: list[list[str]] = [
@@ -226,6 +237,8 @@ DECLINED: list[list[str]] = [
     [*BASE, "--cache", "Static"],  # choices as click checks them
     [*BASE, "--cache", "paged"],
     [*BASE, "--mla-layout", "latent"],
+    [*BASE, "--runtime", "sglang"],
+    [*BASE, "--ep=1"],
     [*BASE, "--lang", "fr"],
     ["--lang", "fr", *BASE],
     ["--lang=", *BASE],

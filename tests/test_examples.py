@@ -247,6 +247,12 @@ def test_registry_lists_every_worked_example_of_the_guides() -> None:
         "cost-series-2h",
         "cost-series-4h",
         "effective-batch",
+        "split-llama-3-8b",
+        "split-llama-3-70b",
+        "split-pp-32-on-3",
+        "split-pp-34-on-4",
+        "split-vllm",
+        "split-llamacpp",
         *(f"card-{card.id}" for card in load_catalog()),  # one GPU sheet per catalogue card
     }
 

@@ -24,15 +24,28 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "gpus": {"core"},
     "i18n": {"core"},
-    # examples: the guides' figures, a training run's model states among them (training)
-    "examples": {"core", "gpus", "models", "training"},
+    # examples: the guides' figures, a training run's model states (training) and a split's
+    # per-GPU plan (parallel) among them
+    "examples": {"core", "gpus", "models", "parallel", "training"},
     "models": {"core"},  # reading local model files: arithmetic from the core only
+    # parallel: a model's tensors and cache placed on several GPUs by a runtime's rules
+    "parallel": {"core", "models"},
     # training: a run's model states from the model's tensors (models) and the core's units
     "training": {"core", "models"},
-    "cli": {"core", "gpus", "i18n", "examples", "models", "training", "root"},
+    "cli": {"core", "gpus", "i18n", "examples", "models", "parallel", "training", "root"},
     "lab": set(),  # the standalone script: it runs alone, from the archive
     # models: the sizer's config vectors are `iteragpu model`'s own answers (sizer_config_vectors)
-    "docs_tools": {"core", "gpus", "i18n", "examples", "models", "training", "lab", "root"},
+    "docs_tools": {
+        "core",
+        "gpus",
+        "i18n",
+        "examples",
+        "models",
+        "parallel",
+        "training",
+        "lab",
+        "root",
+    },
     "root": {"cli"},
 }
 

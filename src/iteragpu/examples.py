@@ -273,6 +273,11 @@ def _card_sheet(card_id: str) -> WorkedExample:
             _in(f"package_{number}_days", package.days),
             _in(f"package_{number}_price_usd", Fraction(package.price), "USD", 2),
         ]
+        if package.hourly_price is not None:
+            # An offer read on a provider's page: its hourly rate for the whole package.
+            figures.append(
+                _in(f"package_{number}_hourly_usd", Fraction(package.hourly_price), "USD", 2)
+            )
     return WorkedExample(
         id=f"card-{card_id}",
         title={"ko": f"GPU 시트: {card.name}", "id": f"Lembar GPU: {card.name}"},
@@ -803,6 +808,148 @@ def _effective_batch() -> WorkedExample:
     )
 
 
+# A split over several GPUs (iteragpu.parallel), at published sizes: the presets of
+# iteragpu model (meta-llama/Llama-3.1-8B and -70B, which have Llama-3-8B's and -70B's shapes).
+SPLIT_TOKENS = 8192
+SPLIT_TP_8B = (1, 2, 8)
+
+
+def _split(preset: str, runtime: str, **options: Any) -> Any:
+    from iteragpu.parallel.plan import plan_split
+    from iteragpu.parallel.records import SplitRequest
+
+    return plan_split(SplitRequest(preset, SPLIT_TOKENS, runtime=runtime, **options))
+
+
+def _split_llama_3_8b() -> WorkedExample:
+    """Llama-3-8B's shapes at TP 1, 2 and 8 under vLLM: every rank alike (its vocabulary,
+    128,256, needs no padding and divides), the norms whole on every rank."""
+    figures = [_in("tokens", SPLIT_TOKENS)]
+    for tp in SPLIT_TP_8B:
+        rank = _split("llama-3.1-8b", "vllm", tp=tp).ranks[0]
+        figures += [
+            _in(f"tp{tp}", tp),
+            _out(f"tp{tp}_weights_bytes", rank.weights_bytes, "B"),
+            _out(f"tp{tp}_weights_gib", gib(rank.weights_bytes), "GiB", 2),
+            _out(f"tp{tp}_kv_cache_bytes", rank.kv_cache_bytes, "B"),
+            _out(f"tp{tp}_kv_cache_gib", gib(rank.kv_cache_bytes), "GiB", 3),
+            _out(f"tp{tp}_total_gib", gib(rank.total_bytes), "GiB", 2),
+        ]
+        if tp == 2:
+            replicated = rank.weights_replicated_bytes
+            figures += [
+                _out("tp2_replicated_bytes", replicated, "B"),
+                _out("tp2_above_even_split_bytes", replicated - replicated / tp, "B"),
+            ]
+    return WorkedExample(
+        id="split-llama-3-8b",
+        title={
+            "ko": "여러 GPU: Llama-3-8B의 TP 1, 2, 8 (vLLM)",
+            "id": "Beberapa GPU: Llama-3-8B pada TP 1, 2, 8 (vLLM)",
+        },
+        where="sizing.md#several-gpus",
+        figures=tuple(figures),
+    )
+
+
+def _split_llama_3_70b() -> WorkedExample:
+    """Llama-3-70B's 8 KV heads at TP 8 and 16 under vLLM: from TP 8 on, each rank holds one
+    KV head, so its cache stops shrinking; Transformers refuses TP 16 (it would not run)."""
+    eight = _split("llama-3.1-70b", "vllm", tp=8).ranks[0]
+    sixteen = _split("llama-3.1-70b", "vllm", tp=16).ranks[0]
+    return WorkedExample(
+        id="split-llama-3-70b",
+        title={
+            "ko": "여러 GPU: Llama-3-70B의 TP 16과 KV 헤드 복제 (vLLM)",
+            "id": "Beberapa GPU: Llama-3-70B pada TP 16 dan replikasi kepala KV (vLLM)",
+        },
+        where="kv-cache.md#split-cache",
+        figures=(
+            _in("tokens", SPLIT_TOKENS),
+            _in("kv_heads", 8),
+            _in("tp8", 8),
+            _in("tp16", 16),
+            _out("tp8_kv_cache_bytes", eight.kv_cache_bytes, "B"),
+            _out("tp16_kv_cache_bytes", sixteen.kv_cache_bytes, "B"),
+            _out("tp16_kv_cache_gib", gib(sixteen.kv_cache_bytes), "GiB", 4),
+            _out("tp8_weights_gib", gib(eight.weights_bytes), "GiB", 2),
+            _out("tp16_weights_bytes", sixteen.weights_bytes, "B"),
+            _out("tp16_weights_gib", gib(sixteen.weights_bytes), "GiB", 2),
+            _out("tp16_replicated_gib", gib(sixteen.weights_replicated_bytes), "GiB", 2),
+            _out("tp16_total_gib", gib(sixteen.total_bytes), "GiB", 2),
+        ),
+    )
+
+
+def _split_stages(layers: int, stages: int) -> WorkedExample:
+    """Layers per pipeline stage: vLLM's get_pp_indices and Transformers' layer_range_for_rank."""
+    from iteragpu.parallel import transformers_rules, vllm_rules
+
+    vllm = vllm_rules.pp_ranges(layers, stages)
+    transformers = transformers_rules.layer_ranges(layers, stages)
+    return WorkedExample(
+        id=f"split-pp-{layers}-on-{stages}",
+        title={
+            "ko": f"여러 GPU: 레이어 {layers}개를 파이프라인 {stages}단계로",
+            "id": f"Beberapa GPU: {layers} lapisan pada {stages} tingkat pipeline",
+        },
+        where="sizing.md#several-gpus",
+        figures=(
+            _in("layers", layers),
+            _in("stages", stages),
+            *(_out(f"vllm_stage_{i}", end - start) for i, (start, end) in enumerate(vllm)),
+            *(
+                _out(f"transformers_stage_{i}", end - start)
+                for i, (start, end) in enumerate(transformers)
+            ),
+        ),
+    )
+
+
+def _split_vllm() -> WorkedExample:
+    """vLLM's constants and its experts per EP rank (60 experts on 8 ranks)."""
+    from iteragpu.parallel import vllm_rules
+
+    experts = vllm_rules.expert_counts(60, 8)
+    return WorkedExample(
+        id="split-vllm",
+        title={"ko": "여러 GPU: vLLM의 규칙", "id": "Beberapa GPU: aturan vLLM"},
+        where="sizing.md#several-gpus",
+        figures=(
+            _in("vocab_padding", vllm_rules.VOCAB_PADDING),
+            _in("block_tokens", vllm_rules.BLOCK_SIZE),
+            _in("experts", 60),
+            _in("ep_ranks", 8),
+            _out("experts_first_ranks", experts[0]),
+            _out("experts_last_ranks", experts[-1]),
+        ),
+    )
+
+
+def _split_llamacpp() -> WorkedExample:
+    """llama.cpp's -ngl counting, its context cut by -np and padded, and a q8_0 row."""
+    from iteragpu.parallel import llamacpp_rules
+
+    cells, streams = llamacpp_rules.context_cells(8192, 3)
+    block, block_bytes = llamacpp_rules.KV_TYPES["q8_0"]
+    return WorkedExample(
+        id="split-llamacpp",
+        title={"ko": "여러 GPU: llama.cpp의 규칙", "id": "Beberapa GPU: aturan llama.cpp"},
+        where="kv-cache.md#split-cache",
+        figures=(
+            _in("layers", 32),
+            _out("gpu_layers_all", 32 + 1),
+            _in("context", 8192),
+            _in("parallel", 3),
+            _out("cells_per_stream", cells),
+            _out("cells", cells * streams),
+            _in("padding_cells", llamacpp_rules.PADDING_FLASH),
+            _in("q8_0_block_values", block),
+            _in("q8_0_block_bytes", block_bytes, "B"),
+        ),
+    )
+
+
 _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _units_definitions,
     lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
@@ -828,6 +975,12 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     lambda: _cost_series(2),
     lambda: _cost_series(4),
     _effective_batch,
+    _split_llama_3_8b,
+    _split_llama_3_70b,
+    lambda: _split_stages(32, 3),
+    lambda: _split_stages(34, 4),
+    _split_vllm,
+    _split_llamacpp,
 )
 
 

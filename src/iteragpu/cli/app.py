@@ -521,6 +521,74 @@ def _model_command() -> Callable[..., None]:
                 "--days", metavar=NUMBER, help=N_("Campaign length in days, with --shortlist.")
             ),
         ] = None,
+        runtime: Annotated[
+            str | None,
+            typer.Option(
+                "--runtime",
+                click_type=click.Choice(("transformers", "vllm", "llama.cpp")),
+                help=N_(
+                    "Split over several GPUs as this runtime does (Transformers 5.24.0, vLLM "
+                    "0.34.0, llama.cpp): a plan per GPU. Default with --tp/--pp/--ep: "
+                    "transformers."
+                ),
+            ),
+        ] = None,
+        tp: Annotated[
+            str | None,
+            typer.Option("--tp", metavar=NUMBER, help=N_("Tensor-parallel GPUs.")),
+        ] = None,
+        pp: Annotated[
+            str | None,
+            typer.Option(
+                "--pp",
+                metavar=NUMBER,
+                help=N_("Pipeline stages (llama.cpp: the GPUs its layers are split over)."),
+            ),
+        ] = None,
+        ep: Annotated[
+            bool,
+            typer.Option(
+                "--ep", help=N_("Expert parallelism over the tensor-parallel GPUs (MoE models).")
+            ),
+        ] = False,
+        pp_partition: Annotated[
+            str | None,
+            typer.Option(
+                "--pp-partition",
+                metavar=N_("LIST"),
+                help=N_("vLLM: layers per stage, as VLLM_PP_LAYER_PARTITION (e.g. 11,11,10)."),
+            ),
+        ] = None,
+        gpu_layers: Annotated[
+            str | None,
+            typer.Option(
+                "--gpu-layers",
+                metavar=NUMBER,
+                help=N_(
+                    "llama.cpp: -ngl, layers on the GPUs, the output layer counting as one. "
+                    "Default: all."
+                ),
+            ),
+        ] = None,
+        tensor_split: Annotated[
+            str | None,
+            typer.Option(
+                "--tensor-split",
+                metavar=N_("LIST"),
+                help=N_(
+                    "llama.cpp: -ts, each GPU's share, separated by / or a comma (e.g. 3/1). "
+                    "Default: equal (free memory)."
+                ),
+            ),
+        ] = None,
+        parallel: Annotated[
+            str | None,
+            typer.Option(
+                "--parallel",
+                metavar=NUMBER,
+                help=N_("llama.cpp: -np, slots sharing the context --tokens."),
+            ),
+        ] = None,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
@@ -543,6 +611,14 @@ def _model_command() -> Callable[..., None]:
                     mla_layout=mla_layout,
                     with_shortlist=with_shortlist,
                     days=days,
+                    runtime=runtime,
+                    tp=tp,
+                    pp=pp,
+                    ep=ep,
+                    pp_partition=pp_partition,
+                    gpu_layers=gpu_layers,
+                    tensor_split=tensor_split,
+                    parallel=parallel,
                     lang=lang,
                     as_json=as_json,
                 )
@@ -857,7 +933,14 @@ def _shortlist_command() -> Callable[..., None]:
     def shortlist(
         need_gib: Annotated[
             str,
-            typer.Option("--need-gib", metavar=NUMBER, help=N_("Memory the load needs, in GiB.")),
+            typer.Option(
+                "--need-gib",
+                metavar=NUMBER,
+                help=N_(
+                    "Memory the load needs on each GPU, in GiB; split over several cards, the "
+                    "fullest GPU's need."
+                ),
+            ),
         ],
         days: Annotated[
             str, typer.Option("--days", metavar=NUMBER, help=N_("Campaign length in days."))

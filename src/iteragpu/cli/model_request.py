@@ -21,22 +21,30 @@ from iteragpu.i18n.catalogue import N_, translate
 
 if TYPE_CHECKING:
     from iteragpu.models.model import ModelSizing
+    from iteragpu.parallel.records import SplitRequest
 
 
 class ModelRequest:
     """What `iteragpu model` was asked: the model's path, `size_model`'s settings, the campaign's
     days for the short list (None without --shortlist), the output's language and form."""
 
-    __slots__ = ("as_json", "days", "lang", "path", "settings")
+    __slots__ = ("as_json", "days", "lang", "path", "settings", "split")
 
     def __init__(
-        self, path: str, settings: dict[str, Any], days: int | None, lang: str, as_json: bool
+        self,
+        path: str,
+        settings: dict[str, Any],
+        days: int | None,
+        lang: str,
+        as_json: bool,
+        split: SplitRequest | None = None,
     ) -> None:
         self.path = path
         self.settings = settings
         self.days = days
         self.lang = lang
         self.as_json = as_json
+        self.split = split  # several GPUs (iteragpu.parallel): a plan per rank
 
 
 def model_request(
@@ -53,6 +61,14 @@ def model_request(
     mla_layout: str = "mla_latent",
     with_shortlist: bool = False,
     days: str | None = None,
+    runtime: str | None = None,
+    tp: str | None = None,
+    pp: str | None = None,
+    ep: bool = False,
+    pp_partition: str | None = None,
+    gpu_layers: str | None = None,
+    tensor_split: str | None = None,
+    parallel: str | None = None,
     *,
     lang: str,
     as_json: bool = False,
@@ -107,13 +123,98 @@ def model_request(
     if bits is not None:
         settings["bits"] = parse_positive(bits, "--bits", maximum=MAX_BITS, decimal_comma=comma)
     day_count = None if days is None else parse_count(days, "--days", decimal_comma=comma)
-    return ModelRequest(path, settings, day_count, lang, as_json)
+    raw_split = {
+        "runtime": runtime,
+        "tp": tp,
+        "pp": pp,
+        "pp_partition": pp_partition,
+        "gpu_layers": gpu_layers,
+        "tensor_split": tensor_split,
+        "parallel": parallel,
+    }
+    split = None
+    if ep or any(value is not None for value in raw_split.values()):
+        split = split_request(path, settings, raw_split, ep, comma)
+    return ModelRequest(path, settings, day_count, lang, as_json, split)
+
+
+def split_request(
+    path: str, settings: dict[str, Any], raw: dict[str, str | None], ep: bool, comma: bool
+) -> SplitRequest:
+    """The request of a split over several GPUs (`iteragpu.parallel`): the runtime's options
+    read, the single-GPU cache options refused (the runtime's own cache rules decide)."""
+    from iteragpu.core.numbers import InputError, parse_count, parse_non_negative
+    from iteragpu.parallel.records import SplitRequest
+
+    for option, key, default in (
+        ("--cache", "cache", "dynamic"),
+        ("--static-max-tokens", "static_max_tokens", None),
+        ("--mla-layout", "mla_layout", "mla_latent"),
+        ("--kv-bytes-per-value", "kv_bytes_per_value", None),
+    ):
+        if settings.get(key, default) != default:
+            raise InputError(
+                "{option} does not apply to a split over GPUs: the runtime's own cache rules "
+                "decide (--runtime)",
+                "split_single_gpu_option",
+                option=option,
+            )
+
+    def count(option: str, value: str | None, default: int) -> int:
+        return default if value is None else parse_count(value, option, decimal_comma=comma)
+
+    partition = None
+    if raw["pp_partition"] is not None:
+        # VLLM_PP_LAYER_PARTITION's own syntax: whole counts separated by commas.
+        parts = raw["pp_partition"].split(",")
+        if not all(part.strip().isdigit() and part.strip().isascii() for part in parts):
+            raise InputError(
+                "--pp-partition takes whole layer counts separated by commas "
+                "(VLLM_PP_LAYER_PARTITION), got {value}",
+                "bad_pp_partition",
+                value=repr(raw["pp_partition"])[:60],
+            )
+        partition = tuple(int(part) for part in parts)
+    shares = None
+    if raw["tensor_split"] is not None:
+        # llama.cpp's -ts syntax: numbers with a dot, separated by commas or slashes.
+        import re
+
+        pieces = [p for p in re.split(r"[,/]+", raw["tensor_split"]) if p]
+        shares = tuple(parse_non_negative(p, "--tensor-split") for p in pieces)
+        if not shares:
+            raise InputError(
+                "--tensor-split takes shares of 0 or more, one per GPU", "bad_tensor_split"
+            )
+    gpu_layers = None
+    if raw["gpu_layers"] is not None:
+        text = raw["gpu_layers"]
+        gpu_layers = 0 if text.strip() == "0" else parse_count(text, "--gpu-layers")
+    return SplitRequest(
+        path,
+        settings["tokens"],
+        settings["sequences"],
+        raw["runtime"] or "transformers",
+        count("--tp", raw["tp"], 1),
+        count("--pp", raw["pp"], 1),
+        ep,
+        partition,
+        gpu_layers,
+        shares,
+        count("--parallel", raw["parallel"], 1),
+        settings.get("dtype"),
+        settings.get("bits"),
+        settings.get("kv_dtype"),
+        settings["reserve_gib"],
+    )
 
 
 def model_output(request: ModelRequest) -> str:
     """The model sized (and the short list with --days), as the command prints it: its JSON
     object or its table, without the final newline; `InputError` for what the reader refuses."""
     # Imported here: only this command pays for reading models.
+    if request.split is not None:
+        return _split_output(request)
     from iteragpu.models.errors import UnsupportedModelError
     from iteragpu.models.model import size_model
 
@@ -135,6 +236,29 @@ def model_output(request: ModelRequest) -> str:
     from iteragpu.cli.views import model_text
 
     return model_text(sizing, candidates, request.days, request.lang)
+
+
+def _split_output(request: ModelRequest) -> str:
+    """A plan per GPU (and the short list of packages by their fullest rank, with --days)."""
+    from iteragpu.parallel.plan import plan_split
+
+    assert request.split is not None
+    plan = plan_split(request.split)
+    candidates = None
+    gpus = len(plan.ranks)
+    if request.days is not None:
+        from iteragpu.gpus.shortlist import shortlist as rank_cards
+
+        need = plan.first_to_fill.total_bytes
+        candidates = rank_cards(need / 2**30, request.days, cards=gpus)
+    if request.as_json:
+        from iteragpu.cli.json_text import json_text
+        from iteragpu.cli.payloads import split_json
+
+        return json_text(split_json(plan, request.path, candidates, request.days))
+    from iteragpu.cli.views import split_text
+
+    return split_text(plan, request.path, candidates, request.days, request.lang)
 
 
 def _partial_output(request: ModelRequest, refusal: Exception) -> str:

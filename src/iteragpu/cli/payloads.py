@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate
     from iteragpu.models.model import ModelSizing
+    from iteragpu.parallel.records import SplitPlan
     from iteragpu.training.records import TrainRequest
 
 
@@ -294,3 +295,17 @@ def report_json(
             "cold_forward_unexplained_bytes": c.cold_forward_unexplained_bytes,
         },
     }
+
+
+def split_json(
+    plan: SplitPlan, path: str, candidates: Sequence[Candidate] | None, days: int | None
+) -> dict[str, Any]:
+    """`iteragpu model`'s object for a split over GPUs (keys: `iteragpu.parallel.payload`),
+    and `shortlist`: packages of as many cards compared by the fullest rank, else null."""
+    from iteragpu.parallel.payload import plan_json
+
+    ranked = None
+    if candidates is not None and days is not None:
+        need = gib(plan.first_to_fill.total_bytes)
+        ranked = shortlist_json(candidates, need, days, len(plan.ranks))
+    return {**plan_json(plan, path), "shortlist": ranked}

@@ -3,6 +3,7 @@ figure does not count. The JSON objects of `--json` are in `payloads`."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from decimal import Decimal
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
     from iteragpu.gpus.shortlist import Candidate, Requirement
     from iteragpu.models.model import ModelSizing, PartialSizing, Weights
+    from iteragpu.parallel.records import RankPlan, SplitPlan
     from iteragpu.training.compare import Comparison as TrainComparison
     from iteragpu.training.plan import TrainingPlan
     from iteragpu.training.records import TrainRequest
@@ -136,6 +138,9 @@ _SHARED_FIGURE_LABELS = {
     **dict.fromkeys(("model_states_bytes", "model_states_gib"), "figure_model_states"),
 }
 _INSTANT_FIGURE = re.compile(r"instant_([a-z])_(allocated|reserved|difference)_gib")
+# A split's figures (iteragpu.examples: split-*): per TP size, and layers per pipeline stage.
+_SPLIT_FIGURE = re.compile(r"tp([0-9]+)(?:_(weights|kv_cache|total|replicated|above_even)\w*)?")
+_STAGE_FIGURE = re.compile(r"(vllm|transformers)_stage_([0-9]+)")
 _NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
 _CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
 _CARD_COST = re.compile(r"(\w+?)_series_cost_usd")
@@ -149,6 +154,12 @@ def figure_label(f: Figure, lang: str) -> str:
         return message(_SHARED_FIGURE_LABELS[key], lang)
     if f"figure_{key}" in TEXTS:
         return message(f"figure_{key}", lang)
+    if match := _SPLIT_FIGURE.fullmatch(key):
+        tp, kind = match.groups()
+        return message(f"figure_split_{kind or 'tp'}", lang, tp=tp)
+    if match := _STAGE_FIGURE.fullmatch(key):
+        runtime = {"vllm": "vLLM", "transformers": "Transformers"}[match[1]]
+        return message("figure_split_stage_layers", lang, runtime=runtime, stage=match[2])
     if match := _INSTANT_FIGURE.fullmatch(key):
         return message(f"figure_instant_{match[2]}", lang, instant=match[1].upper())
     if match := _NUMBERED_FIGURE.fullmatch(key):
@@ -967,3 +978,98 @@ def train_compare_text(comparison: TrainComparison, lang: str) -> str:
     for note in comparison.notes:
         parts.append(fold_text(message(f"compare_reason_{note}", lang, parameters=head)))
     return "\n".join(parts)
+# ---------------------------------------------------------------------------------------------
+# iteragpu model --tp/--pp/--ep/--runtime: a split over several GPUs
+# ---------------------------------------------------------------------------------------------
+
+
+def _split_layers_cell(rank: RankPlan, lang: str) -> str:
+    first, end = rank.layers
+    layers = message("split_no_layers", lang) if end <= first else f"{first}-{end - 1}"
+    if rank.output_layer:
+        return message("split_output_layer", lang, layers=layers)
+    return layers
+
+
+def split_text(
+    plan: SplitPlan,
+    path: str,
+    candidates: Sequence[Candidate] | None,
+    days: int | None,
+    lang: str,
+) -> str:
+    """One row per GPU (its layers, weights and their replicated part, KV cache, total), the
+    GPU that fills first, llama.cpp's host part, the notes; then the short list of packages of
+    as many cards, compared by that GPU's need."""
+    from iteragpu.parallel.payload import VERSIONS
+
+    version = VERSIONS[plan.runtime]
+    values = {
+        "model_type": plan.model_type,
+        "gpus": format_number(len(plan.ranks), 0, lang),
+        "runtime": plan.runtime,
+        "version": version if plan.runtime != "llama.cpp" else version[:12],
+        "tp": format_number(plan.tp, 0, lang),
+        "pp": format_number(plan.pp, 0, lang),
+        "ep": format_number(plan.tp if plan.ep else 1, 0, lang),
+        "tokens": format_number(plan.tokens, 0, lang),
+        "sequences": format_number(plan.sequences, 0, lang),
+        "weights_dtype": plan.weights_dtype,
+        "kv_dtype": plan.kv_dtype,
+        "bytes_per_value": _exact_cell(plan.kv_bytes_per_value, lang),
+    }
+    key = "split_title_llamacpp" if plan.runtime == "llama.cpp" else "split_title"
+    headers = [
+        message("split_rank_header", lang),
+        message("split_tp_rank_header", lang),
+        message("split_stage_header", lang),
+        message("split_layers_header", lang),
+        message("split_weights_header", lang),
+        message("split_replicated_header", lang),
+        message("split_kv_header", lang),
+        message("split_total_header", lang),
+    ]
+
+    def gib_cell(value: Fraction) -> str:
+        return format_number(gib(value), DISPLAY_DECIMALS, lang)
+
+    rows = [
+        [
+            format_number(r.rank, 0, lang),
+            format_number(r.tp_rank, 0, lang),
+            format_number(r.pp_stage, 0, lang),
+            _split_layers_cell(r, lang),
+            gib_cell(r.weights_bytes),
+            gib_cell(r.weights_replicated_bytes),
+            gib_cell(r.kv_cache_bytes),
+            gib_cell(r.total_bytes),
+        ]
+        for r in plan.ranks
+    ]
+    first = plan.first_to_fill
+    notes = [
+        message(
+            "split_first_to_fill",
+            lang,
+            rank=format_number(first.rank, 0, lang),
+            total_gib=gib_cell(first.total_bytes),
+            total_bytes=format_number(math.ceil(first.total_bytes), 0, lang),
+        )
+    ]
+    if plan.host is not None:
+        notes.append(
+            message(
+                "split_host_note",
+                lang,
+                weights_gib=gib_cell(plan.host.weights_bytes),
+                kv_gib=gib_cell(plan.host.kv_cache_bytes),
+            )
+        )
+    notes += [message(f"split_note_{code}", lang) for code in plan.notes]
+    title = fold_text(message(key, lang, **values))
+    table = render_table(headers, rows)
+    text = "\n".join([path, title, "", table, "", *(fold_text(n) for n in notes)])
+    if candidates is None or days is None:
+        return text
+    need = gib(first.total_bytes)
+    return text + "\n\n" + shortlist_text(candidates, need, days, len(plan.ranks), lang)

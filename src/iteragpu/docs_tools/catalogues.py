@@ -31,7 +31,7 @@ require_extra("babel")
 PACKAGE = Path(__file__).resolve().parents[1]
 # The runtime layers whose texts a reader sees; the lab carries its own table, the build
 # tools speak to developers.
-RUNTIME_LAYERS = ("cli", "core", "gpus", "i18n", "models", "training")
+RUNTIME_LAYERS = ("cli", "core", "gpus", "i18n", "models", "parallel", "training")
 KEYWORDS: dict[str, Any] = {
     "N_": None,
     "NP_": (1, 2),
@@ -69,6 +69,8 @@ KEYWORDS: dict[str, Any] = {
         ),
         (1,),
     ),
+    # `iteragpu.parallel`: a split the runtime refuses or this package does not model.
+    "SplitError": (1,),
     # `iteragpu.models.safetensors._error(path, detail, ...)`: "{path}: " + detail; the CLI
     # translates the detail (`iteragpu.cli.app._refuse`).
     "_error": (2,),

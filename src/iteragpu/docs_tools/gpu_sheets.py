@@ -269,27 +269,64 @@ class Sheet:
             zero = Text("0", ["lit.zero"], {"zero": "0"})
             text += fill(self.w("packages_none"), {"zero": zero}) + plain("\n\n")
             return text + self.price_note()
-        text += plain(self.w("packages_guide") + "\n\n")
-        rows = []
-        for number, package in enumerate(packages, 1):
-            key = f"package_{number}"
-            date = f"`{package.price_date}`" if package.price_date else self.w("price_no_date")
-            rows.append(
-                [
-                    self.fig(f"{key}_cards"),
-                    self.fig(f"{key}_days"),
-                    self.fig(f"{key}_price_usd"),
-                    plain(date),
-                    plain(self.w("guide_example_link")),
-                ]
-            )
-        headers = [plain(h) for h in self.w("packages_table")]
-        text += table(headers, rows, numeric=3) + plain("\n") + self.price_note()
+        numbered = list(enumerate(packages, 1))
+        guide = [(n, p) for n, p in numbered if p.url is None]
+        offers = [(n, p) for n, p in numbered if p.url is not None]
+        if guide:
+            text += plain(self.w("packages_guide") + "\n\n")
+            rows = []
+            for number, package in guide:
+                key = f"package_{number}"
+                date = f"`{package.price_date}`" if package.price_date else self.w("price_no_date")
+                rows.append(
+                    [
+                        self.fig(f"{key}_cards"),
+                        self.fig(f"{key}_days"),
+                        self.fig(f"{key}_price_usd"),
+                        plain(date),
+                        plain(self.w("guide_example_link")),
+                    ]
+                )
+            headers = [plain(h) for h in self.w("packages_table")]
+            text += table(headers, rows, numeric=3) + plain("\n")
+        if offers:
+            text += self.offers(offers)
+        text += self.price_note()
+        if not guide:
+            return text
         return (
             text
             + plain("\n\n")
             + fill(self.w("packages_guide_source"), {"name": card_name(self.card)})
         )
+
+    def offers(self, offers: Sequence[tuple[int, Any]]) -> Text:
+        """Several cards rented together, as a provider's page offers them: the page's hourly
+        rate for the package, the price for the days (rate x 24 h x days), the page and the
+        date it was seen, and the page's own words."""
+        hours = Text("24", ["lit.hours_per_day"], {"hours_per_day": "24"})
+        text = fill(self.w("packages_offers"), {"hours": hours}) + plain("\n\n")
+        rows = []
+        quotes = []
+        for number, package in offers:
+            key = f"package_{number}"
+            rows.append(
+                [
+                    self.fig(f"{key}_cards"),
+                    self.fig(f"{key}_days"),
+                    self.fig(f"{key}_hourly_usd"),
+                    self.fig(f"{key}_price_usd"),
+                    plain(f"`{package.seen}`"),
+                    plain(f"[{self.w('offer_page')}]({package.url})"),
+                ]
+            )
+            quotes.append(plain(f"- `{package.states}`\n"))
+        headers = [plain(h) for h in self.w("packages_offers_table")]
+        text += table(headers, rows, numeric=4) + plain("\n")
+        text += plain(self.w("packages_offers_quoted") + "\n\n")
+        for quote in quotes:
+            text += quote
+        return text + plain("\n")
 
     def price_note(self) -> Text:
         return plain(f'!!! note "{self.w("price_title")}"\n    {self.w("price_text")}')

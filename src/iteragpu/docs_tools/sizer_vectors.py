@@ -28,6 +28,7 @@ from iteragpu.core.numbers import (
 from iteragpu.core.units import gib
 from iteragpu.core.weights import estimate_weights
 from iteragpu.docs_tools.sizer_config_vectors import config_vectors
+from iteragpu.docs_tools.sizer_split_vectors import split_vectors
 from iteragpu.docs_tools.sizer_training_vectors import training_vectors
 from iteragpu.gpus.catalog import load_catalog
 from iteragpu.gpus.shortlist import Candidate, shortlist
@@ -515,6 +516,8 @@ def vectors() -> dict[str, Any]:
         "model_configs": config_vectors(),
         # The training mode's: `iteragpu train`'s answers (sizer_training_vectors).
         "training": training_vectors(),
+        # The split over several GPUs (iteragpu.parallel, vLLM's rules): sizer.js's vllmSplit.
+        "model_splits": split_vectors(),
     }
 
 

@@ -36,6 +36,12 @@ class RentalPackage:
     currency: str
     price_date: str | None
     source: str
+    # A provider's offer read on a public page: its hourly rate for the whole package (the price
+    # is that rate x 24 h x the days), the page, the date it was seen, the page's words.
+    hourly_price: Decimal | None = None
+    url: str | None = None
+    seen: str | None = None
+    states: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,10 @@ def load_catalog() -> tuple[Card, ...]:
                     currency=p["currency"],
                     price_date=p["price_date"],
                     source=p["source"],
+                    hourly_price=None if "hourly_price" not in p else Decimal(p["hourly_price"]),
+                    url=p.get("url"),
+                    seen=p.get("seen"),
+                    states=p.get("states"),
                 )
                 for p in card["packages"]
             ),

@@ -75,6 +75,28 @@ TEXTS: Final[dict[str, str]] = {
     "figure_package_cards": N_("Package {number}: cards"),
     "figure_package_days": N_("Package {number}: days"),
     "figure_package_price_usd": N_("Package {number}: price"),
+    "figure_package_hourly_usd": N_("Package {number}: hourly rate"),
+    # A split over several GPUs (iteragpu.parallel): `tp<N>_...` and `<runtime>_stage_<N>`.
+    "figure_split_tp": N_("Tensor-parallel GPUs"),
+    "figure_split_weights": N_("TP {tp}: weights per GPU"),
+    "figure_split_kv_cache": N_("TP {tp}: KV cache per GPU"),
+    "figure_split_total": N_("TP {tp}: total per GPU"),
+    "figure_split_replicated": N_("TP {tp}: weights every GPU holds whole"),
+    "figure_split_above_even": N_("TP {tp}: per GPU above an even split"),
+    "figure_split_stage_layers": N_("{runtime}: layers of stage {stage}"),
+    "figure_stages": N_("Pipeline stages"),
+    "figure_experts": N_("Experts"),
+    "figure_ep_ranks": N_("Expert-parallel GPUs"),
+    "figure_experts_first_ranks": N_("Experts on each of the first GPUs"),
+    "figure_experts_last_ranks": N_("Experts on each of the last GPUs"),
+    "figure_vocab_padding": N_("Vocabulary padded to a multiple of"),
+    "figure_gpu_layers_all": N_("-ngl that offloads every layer"),
+    "figure_parallel": N_("Parallel slots (-np)"),
+    "figure_cells_per_stream": N_("Cache cells per slot"),
+    "figure_cells": N_("Cache cells in all"),
+    "figure_padding_cells": N_("Padding of the cells"),
+    "figure_q8_0_block_values": N_("Values per 8-bit cache block"),
+    "figure_q8_0_block_bytes": N_("Bytes per 8-bit cache block"),
     "figure_card_nominal": N_("{card}: nominal capacity"),
     "figure_card_price": N_("{card}: package price"),
     "figure_parameters": N_("Parameters"),
@@ -643,6 +665,59 @@ TEXTS: Final[dict[str, str]] = {
     ),
     "caveat_kv_quantization_overheads_not_counted": N_(
         "Quantized KV cache: its scales and the tokens it keeps at full precision are not counted."
+    ),
+    # A split over several GPUs (iteragpu model --tp/--pp/--ep/--runtime).
+    "split_title": N_(
+        "{model_type} on {gpus} GPUs with {runtime} {version}: TP {tp}, PP {pp}, EP {ep}; "
+        "{tokens} tokens x {sequences} sequences, weights {weights_dtype}, KV cache "
+        "{kv_dtype} ({bytes_per_value} B per value)"
+    ),
+    "split_title_llamacpp": N_(
+        "{model_type} with llama.cpp ({version}) on {gpus} GPUs: context {tokens} tokens "
+        "shared by {sequences} slots (-np), weights from the GGUF file, KV cache {kv_dtype} "
+        "({bytes_per_value} B per value)"
+    ),
+    "split_rank_header": N_("GPU"),
+    "split_tp_rank_header": N_("TP index"),
+    "split_stage_header": N_("PP stage"),
+    "split_layers_header": N_("Layers"),
+    "split_weights_header": N_("Weights (GiB)"),
+    "split_replicated_header": N_("of which replicated (GiB)"),
+    "split_kv_header": N_("KV cache (GiB)"),
+    "split_total_header": N_("Total (GiB)"),
+    "split_host": N_("host"),
+    "split_no_layers": N_("none"),
+    "split_output_layer": N_("{layers} + output"),
+    "split_first_to_fill": N_(
+        "Fills first: GPU {rank}, {total_gib} GiB ({total_bytes} B). A card must hold this "
+        "GPU's need: a package fits only if its fullest GPU fits."
+    ),
+    "split_host_note": N_(
+        "Host memory (not on a GPU): {weights_gib} GiB of weights (the token embedding always, "
+        "and the layers not offloaded, memory-mapped from the file) and {kv_gib} GiB of KV cache."
+    ),
+    "split_note_cache_dynamic_prompt_peak": N_(
+        "KV cache: Transformers' dynamic cache right after the whole context arrives as one "
+        "prompt; each GPU caches its own KV heads for its own layers."
+    ),
+    "split_note_vllm_blocks": N_(
+        "KV cache: vLLM's blocks of 64 tokens per sequence, for the tokens and sequences asked."
+    ),
+    "split_note_vllm_gpu_memory_utilization": N_(
+        "vLLM gives its cache what --gpu-memory-utilization (0.92 by default) leaves of each "
+        "card after the weights: the KV figure is what the asked context takes of it."
+    ),
+    "split_note_llamacpp_padding_flash_attention": N_(
+        "KV cache: llama.cpp's context cut into --parallel streams, each padded to 256 cells "
+        "(flash attention on or auto, the default; 32 with -fa off)."
+    ),
+    "split_note_llamacpp_host_mmap": N_(
+        "Weights left on the host are read from the memory-mapped file; with --split-mode row "
+        "or -ot the placement differs and is not modelled."
+    ),
+    "split_note_activations_not_counted": N_(
+        "Activations, communication buffers and the CUDA context are not counted: they go in "
+        "--reserve-gib, added to each GPU."
     ),
 }
 """Every key and its English text, the message id of the catalogue."""

@@ -4179,6 +4179,15 @@
     this.configStatus = doc.getElementById("sizer-config-status");
     this.mlaLayout = doc.getElementById("sizer-mla-layout");
     this.mlaField = this.mlaLayout ? this.mlaLayout.closest("[data-sizer-mla]") : null;
+    // Several GPUs (renderSplit): its own fields, kept apart from the single-GPU query.
+    this.splitBox = doc.getElementById("sizer-split");
+    this.splitMessages = doc.getElementById("sizer-split-messages");
+    this.splitFields = {};
+    var splitFields = this.splitFields;
+    Array.prototype.forEach.call(doc.querySelectorAll("[data-sizer-split-key]"), function (el) {
+      splitFields[el.getAttribute("data-sizer-split-key")] = el;
+    });
+    this.splitRead = null; // the config read last, which the split places
   }
 
   Sizer.prototype.message = function (attribute, key) {
@@ -4578,9 +4587,11 @@
     var read = readConfig(text, layout, this.data.families, this.data);
     status.removeAttribute("data-reason");
     if (!read.ok) {
+      this.splitRead = null;
       this.configFailure(read.reason, read.key);
       return read;
     }
+    this.splitRead = read;
     var query = this.read();
     Object.keys(read.query).forEach(function (key) {
       query[key] = read.query[key];
@@ -4621,6 +4632,7 @@
     this.results.setAttribute("data-state", "stale");
     this.renderKinds({ valid: false });
     this.drawChart({ valid: false });
+    this.renderSplit(this.read());
   };
 
   /** One line saying why the config was not read, in the page's words; the form is kept, and
@@ -4657,9 +4669,11 @@
     var query = this.read();
     var result = compute(query, this.data);
     this.render(result);
+    this.renderSplit(query);
     var url =
       this.win.location.pathname +
       searchFromQuery(query, this.data.defaults) +
+      splitSearch(this.splitFields) +
       this.win.location.hash;
     try {
       this.win.history.replaceState(this.win.history.state, "", url);
@@ -4669,6 +4683,18 @@
     return result;
   };
 
+  /** The split's fields in the URL, after the single-GPU query, where they are not 1, 1, off. */
+  function splitSearch(fields) {
+    var params = new URLSearchParams();
+    var defaults = { tp: "1", pp: "1", ep: "" };
+    Object.keys(defaults).forEach(function (key) {
+      var el = fields[key];
+      if (el && el.value !== defaults[key]) params.set(key, el.value);
+    });
+    var text = params.toString();
+    return text ? "&" + text : "";
+  }
+
   /** Start the sizer on a page: state from the URL, then recompute on every input. */
   function start(doc, win) {
     var dataElement = doc.getElementById("sizer-data");
@@ -4677,6 +4703,11 @@
     var query = queryFromSearch(win.location.search, sizer.data.defaults);
     sizer.fill(query);
     sizer.render(compute(query, sizer.data));
+    var splitParams = new URLSearchParams(win.location.search);
+    Object.keys(sizer.splitFields).forEach(function (key) {
+      if (splitParams.has(key)) sizer.splitFields[key].value = splitParams.get(key);
+    });
+    sizer.renderSplit(query);
     var onInput = function () {
       sizer.update();
     };
@@ -4926,6 +4957,534 @@
     }
   }
 
+  // ------------------------------------------------------------------------------------------
+  // Several GPUs: vLLM 0.34.0's split of a model read from its config (iteragpu.parallel,
+  // vllm_rules), per rank: weights, what other ranks hold too, KV cache, total. The rules are
+  // the Python module's, checked against its answers (sizer_split_vectors, node --test). The
+  // page splits a model it has read (a config.json or a published model); Transformers' and
+  // llama.cpp's splits are the CLI's (`iteragpu model --runtime`).
+  // ------------------------------------------------------------------------------------------
+
+  var SPLIT_VOCAB_PADDING = 64n; // vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+  var SPLIT_BLOCK_SIZE = 64n; // config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE
+  var SPLIT_MAX_RANKS = 4096n; // iteragpu.parallel.plan.MAX_RANKS
+  var SPLIT_FAMILIES = [
+    "llama", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+  ];
+  var SPLIT_QKV = record({
+    "self_attn.q_proj": "q", "self_attn.k_proj": "kv", "self_attn.v_proj": "kv",
+  });
+  var SPLIT_ROW = [
+    "self_attn.o_proj", "mlp.down_proj", "mlp.shared_expert.down_proj",
+    "mlp.shared_experts.down_proj",
+  ];
+  var SPLIT_COLUMN = [
+    "mlp.gate_proj", "mlp.up_proj", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj",
+    "mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj", "self_attn.q_b_proj",
+    "self_attn.kv_b_proj",
+  ];
+  var SPLIT_REPLICATED = [
+    "input_layernorm", "post_attention_layernorm", "self_attn.q_norm", "self_attn.k_norm",
+    "mlp.gate", "mlp.shared_expert_gate", "self_attn.q_a_proj", "self_attn.q_a_layernorm",
+    "self_attn.kv_a_proj_with_mqa", "self_attn.kv_a_layernorm", "norm",
+  ];
+
+  function SplitRefusal(reason, values) {
+    this.reason = reason;
+    this.values = values || {};
+  }
+
+  function splitRefuse(reason, values) {
+    throw new SplitRefusal(reason, values);
+  }
+
+  /** The tensors a recipe's term builds (recipe.term_tensors): [name, shape] pairs, or null. */
+  function termTensors(term, scope, extra) {
+    var name = get(term, "name");
+    if (has(term, "linear")) {
+      var inputs = recipeCount(term.linear[0], scope, extra);
+      var outputs = recipeCount(term.linear[1], scope, extra);
+      var found = [[name + ".weight", [outputs, inputs]]];
+      if (has(term, "bias") && truthy(evaluateRecipe(term.bias, scope, extra))) {
+        found.push([name + ".bias", [outputs]]);
+      }
+      return found;
+    }
+    if (has(term, "shape")) {
+      return [[name + ".weight", term.shape.map(function (e) {
+        return recipeCount(e, scope, extra);
+      })]];
+    }
+    if (has(term, "tensors") && Array.isArray(term.tensors)) {
+      var listed = [];
+      term.tensors.forEach(function (t) {
+        if (has(t, "when") && !truthy(evaluateRecipe(t.when, scope, extra))) return;
+        var shape = get(t, "shape").map(function (e) {
+          return recipeCount(e, scope, extra);
+        });
+        if (!has(t, "repeat")) {
+          listed.push([t.name, shape]);
+          return;
+        }
+        var repeat = recipeCount(t.repeat, scope, extra);
+        for (var i = 0n; i < repeat; i++) listed.push([t.name.replace("{i}", String(i)), shape]);
+      });
+      return listed;
+    }
+    return null;
+  }
+
+  /** Every parameter tensor of the recipe (recipe.tensors), in order; null where a term states
+   * its count and not its tensors. */
+  function recipeTensors(recipe, scope, kinds) {
+    var found = [];
+    var sections = [["embeddings", null, null]];
+    kinds.forEach(function (kind, index) {
+      sections.push(["layer", BigInt(index), kind]);
+    });
+    sections.push(["final", null, null]);
+    for (var s = 0; s < sections.length; s++) {
+      var layer = sections[s][1];
+      var extra = layer === null ? null : record({ layer: layer, kind: sections[s][2] });
+      var list = terms(recipe, sections[s][0]);
+      for (var k = 0; k < list.length; k++) {
+        var term = list[k];
+        if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) continue;
+        var built = termTensors(term, scope, extra);
+        if (built === null) return null;
+        var routed = get(term, "routed") !== null;
+        built.forEach(function (pair) {
+          var elements = pair[1].reduce(function (a, b) { return a * b; }, 1n);
+          found.push({ name: pair[0], layer: layer, shape: pair[1], routed: routed, elements: elements });
+        });
+      }
+    }
+    return found;
+  }
+
+  /** vLLM's `divide`: the quotient, or its refusal naming the size and the layer class. */
+  function splitDivide(numerator, denominator, what, where) {
+    if (numerator % denominator !== 0n) {
+      splitRefuse("vllm_not_divisible", {
+        what: what, numerator: numerator, denominator: denominator, where: where,
+      });
+    }
+    return numerator / denominator;
+  }
+
+  /** get_pp_indices: [first, end) of each stage, the remainder from the second-to-last back. */
+  function vllmStages(layers, pp) {
+    var per = layers / pp;
+    var parts = [];
+    for (var i = 0n; i < pp; i++) parts.push(per);
+    for (var r = 2n; r < layers % pp + 2n; r++) parts[parts.length - Number(r)] += 1n;
+    var start = 0n;
+    return parts.map(function (n) {
+      var range = [start, start + n];
+      start += n;
+      return range;
+    });
+  }
+
+  /** determine_expert_map: the experts of each EP rank, the first `experts % ep` one more. */
+  function vllmExpertCounts(experts, ep) {
+    var counts = [];
+    for (var rank = 0n; rank < ep; rank++) counts.push(experts / ep + (rank < experts % ep ? 1n : 0n));
+    return counts;
+  }
+
+  function splitModule(name) {
+    var cut = name.lastIndexOf(".");
+    return cut < 0 ? name : name.slice(0, cut);
+  }
+
+  /** One tensor's [how, elements per TP rank] under vLLM (vllm_rules._shares). */
+  function vllmShares(t, config, tp, ep) {
+    var module = splitModule(t.name);
+    var total = t.elements;
+    var rows = t.shape[0];
+    var same = function (how, elements) {
+      var list = [];
+      for (var i = 0n; i < tp; i++) list.push(elements);
+      return [how, list];
+    };
+    var split = tp > 1n;
+    if (t.layer === null) {
+      if (t.name.indexOf("embed_tokens") === 0 || t.name.indexOf("lm_head") === 0) {
+        var padded = (rows + SPLIT_VOCAB_PADDING - 1n) / SPLIT_VOCAB_PADDING * SPLIT_VOCAB_PADDING;
+        var part = splitDivide(padded, tp, "pad_vocab_size(vocab_size)", "VocabParallelEmbedding");
+        return same(split ? "vocab" : "replicated", total / rows * part);
+      }
+      if (module === "norm") return same("replicated", total);
+      return splitRefuse("vllm_tensor_not_modelled", { name: t.name });
+    }
+    if (has(SPLIT_QKV, module)) {
+      var width = total / rows;
+      if (SPLIT_QKV[module] === "q") {
+        var heads = splitDivide(config.heads, tp, "num_attention_heads", "QKVParallelLinear");
+        return same(split ? "column" : "replicated", heads * config.headDim * width);
+      }
+      var kv = config.kvHeads / tp > 0n ? config.kvHeads / tp : 1n;
+      var how = tp > config.kvHeads ? "kv_replicated" : split ? "column" : "replicated";
+      return same(how, kv * config.headDim * width);
+    }
+    var last = t.shape[t.shape.length - 1];
+    if (SPLIT_ROW.indexOf(module) >= 0) {
+      if (t.name.slice(-5) === ".bias") return same("replicated", total);
+      var cut = splitDivide(last, tp, module + ".input_size", "RowParallelLinear");
+      return same(split ? "row" : "replicated", total / last * cut);
+    }
+    if (SPLIT_COLUMN.indexOf(module) >= 0) {
+      var out = splitDivide(rows, tp, module + ".output_size", "ColumnParallelLinear");
+      return same(split ? "column" : "replicated", total / rows * out);
+    }
+    if (SPLIT_REPLICATED.indexOf(module) >= 0 || t.name === "mlp.gate.weight") {
+      return same("replicated", total);
+    }
+    if (t.routed && t.name.indexOf("mlp.experts.") === 0) {
+      var experts = rows;
+      if (ep) {
+        return ["experts", vllmExpertCounts(experts, tp).map(function (n) {
+          return total / experts * n;
+        })];
+      }
+      var inner = t.name.slice(-12) === "gate_up_proj" ? t.shape[1] / 2n : t.shape[2];
+      if (inner % tp !== 0n) splitRefuse("vllm_moe_not_divisible", { size: inner, tp: tp });
+      return same(split ? "expert_slices" : "replicated", total / tp);
+    }
+    return splitRefuse("vllm_tensor_not_modelled", { name: t.name });
+  }
+
+  /**
+   * vLLM's split of a model read from its config (`read`: readConfig's result): each rank's
+   * weights, their part other ranks hold too, its KV cache and total, and the rank that fills
+   * first; or {ok: false, reason, values} as iteragpu.parallel refuses. `o`: tp, pp (BigInt),
+   * ep (boolean), tokens and sequences (BigInt), elementBytes, kvBytesPerValue and reserveBytes
+   * (rationals).
+   */
+  function vllmSplit(read, o) {
+    try {
+      var c = read.config;
+      var tp = o.tp;
+      var pp = o.pp;
+      if (tp < 1n || pp < 1n || tp > SPLIT_MAX_RANKS || pp > SPLIT_MAX_RANKS) {
+        splitRefuse("bad_split_count");
+      }
+      if (tp * pp > SPLIT_MAX_RANKS) splitRefuse("bad_split_count");
+      if (c.quantizationMethod !== null) splitRefuse("split_quantized");
+      if (c.outerModelType !== null) splitRefuse("split_multimodal");
+      if (c.recipe === null) splitRefuse("split_tensors_unknown");
+      var scope = recipeScope(c.recipe, c.values);
+      var tensors = recipeTensors(c.recipe, scope, c.layerKinds);
+      if (tensors === null) splitRefuse("split_tensors_unknown");
+      if (SPLIT_FAMILIES.indexOf(c.modelType) < 0) splitRefuse("split_family_not_modelled");
+      var states = section(c.recipe, "states");
+      if (c.layerKinds.some(function (kind) {
+        return has(states, kind) && Array.isArray(states[kind]) && states[kind].length > 0;
+      })) {
+        splitRefuse("split_states_not_modelled");
+      }
+      if (c.layerKinds.some(function (kind) { return kind !== FULL; })) {
+        splitRefuse("vllm_sliding_not_modelled");
+      }
+      if (o.ep && tp === 1n) splitRefuse("ep_needs_tp");
+      if (c.heads % tp !== 0n) splitRefuse("vllm_heads_not_divisible", { heads: c.heads, tp: tp });
+      var experts = get(scope, "num_experts");
+      if (experts === null) experts = get(scope, "num_local_experts");
+      if ((c.modelType === "qwen2_moe" || c.modelType === "qwen3_moe") && experts !== null &&
+          tp > BigInt(experts)) {
+        splitRefuse("vllm_tp_above_experts", { tp: tp, experts: BigInt(experts) });
+      }
+      if (c.mla === null) {
+        if (tp >= c.kvHeads) {
+          splitDivide(tp, c.kvHeads, "tensor_parallel_size / num_key_value_heads", "QKVParallelLinear");
+        } else {
+          splitDivide(c.kvHeads, tp, "num_key_value_heads", "QKVParallelLinear");
+        }
+      }
+      var stages = vllmStages(c.layers, pp);
+      var placed = tensors.map(function (t) {
+        return { t: t, size: o.elementBytes, parts: vllmShares(t, c, tp, o.ep) };
+      });
+      // DeepSeek's gate.e_score_correction_bias: float32, on each layer with experts.
+      if ((c.modelType === "deepseek_v2" || c.modelType === "deepseek_v3") &&
+          get(c.values, "topk_method") === "noaux_tc") {
+        var routedLayers = [];
+        tensors.forEach(function (t) {
+          if (t.routed && t.layer !== null && routedLayers.indexOf(t.layer) < 0) {
+            routedLayers.push(t.layer);
+          }
+        });
+        var count = BigInt(get(scope, "n_routed_experts"));
+        routedLayers.forEach(function (layer) {
+          var list = [];
+          for (var i = 0n; i < tp; i++) list.push(count);
+          placed.push({
+            t: { name: "mlp.gate.e_score_correction_bias", layer: layer, shape: [count] },
+            size: rational(4n),
+            parts: ["replicated", list],
+          });
+        });
+      }
+      var perRankHeads = c.kvHeads / tp > 0n ? c.kvHeads / tp : 1n;
+      var slots = o.sequences * ((o.tokens + SPLIT_BLOCK_SIZE - 1n) / SPLIT_BLOCK_SIZE) *
+        SPLIT_BLOCK_SIZE;
+      var latent = c.mla === null ? null : c.mla.kvLoraRank + c.mla.rope;
+      var ranks = [];
+      stages.forEach(function (span, stage) {
+        var first = stage === 0;
+        var last = stage === stages.length - 1;
+        var layerCount = span[1] - span[0];
+        var values = latent !== null ? latent : perRankHeads * 2n * c.headDim;
+        var perToken = mul(rational(layerCount * values), o.kvBytesPerValue);
+        for (var r = 0n; r < tp; r++) {
+          var weights = rational(0n);
+          var repeated = rational(0n);
+          placed.forEach(function (p) {
+            var t = p.t;
+            if (t.layer !== null) {
+              if (t.layer < span[0] || t.layer >= span[1]) return;
+            } else if (t.name.indexOf("embed_tokens") === 0) {
+              if (!(first || (c.tied && last))) return;
+            } else if (!last) {
+              return;
+            }
+            var bytes = mul(rational(p.parts[1][Number(r)]), p.size);
+            weights = add(weights, bytes);
+            if (p.parts[0] === "replicated" || p.parts[0] === "kv_replicated") {
+              repeated = add(repeated, bytes);
+            }
+          });
+          var kvBytes = mul(perToken, rational(slots));
+          ranks.push({
+            rank: BigInt(stage) * tp + r,
+            tpRank: r,
+            stage: BigInt(stage),
+            layers: span,
+            weightsBytes: weights,
+            replicatedBytes: tp > 1n ? repeated : rational(0n),
+            kvBytesPerToken: perToken,
+            kvTokens: slots,
+            kvCacheBytes: kvBytes,
+            totalBytes: add(add(weights, kvBytes), o.reserveBytes),
+          });
+        }
+      });
+      var fullest = ranks[0];
+      ranks.forEach(function (rank) {
+        if (cmp(rank.totalBytes, fullest.totalBytes) > 0) fullest = rank;
+      });
+      return { ok: true, ranks: ranks, firstToFill: fullest, gpus: BigInt(ranks.length) };
+    } catch (error) {
+      if (error instanceof SplitRefusal) return { ok: false, reason: error.reason, values: error.values };
+      if (error instanceof ConfigFailure) return { ok: false, reason: error.reason, values: {} };
+      throw error;
+    }
+  }
+
+  /**
+   * The split's chart model: each rank's need (weights, reserve, KV cache) and each catalogue
+   * card's capacity on paper (declared, else the nominal figure read as decimal GB) against the
+   * fullest rank; the axis runs to twice the fullest rank, or to the smallest capacity that
+   * holds it when that is larger.
+   */
+  function splitChartModel(split, cards, reserveBytes) {
+    var fullest = split.firstToFill.totalBytes;
+    var ranks = split.ranks.map(function (r) {
+      var start = rational(0n);
+      var segments = [
+        ["weights", r.weightsBytes],
+        ["reserve", reserveBytes],
+        ["kv", r.kvCacheBytes],
+      ].map(function (entry) {
+        var segment = { key: entry[0], bytes: entry[1], start: start, end: add(start, entry[1]) };
+        start = segment.end;
+        return segment;
+      });
+      return { rank: r.rank, totalBytes: r.totalBytes, segments: segments };
+    });
+    var top = add(fullest, fullest);
+    var holding = null;
+    var shown = [];
+    cards.forEach(function (card) {
+      var paper = card.declaredBytes !== null ? card.declaredBytes : card.nominalBytes;
+      if (paper === null) return;
+      var within = cmp(fullest, paper) <= 0;
+      if (within && (holding === null || cmp(paper, holding) < 0)) holding = paper;
+      shown.push({
+        id: card.id,
+        name: card.name,
+        paperBytes: paper,
+        basis: card.declaredBytes !== null ? "declared" : "nominal",
+        within: within,
+      });
+    });
+    if (holding !== null && cmp(holding, top) > 0) top = holding;
+    return { ranks: ranks, cards: shown, fullest: split.firstToFill, maxBytes: top };
+  }
+
+  Sizer.prototype.splitWords = function (key, values) {
+    var box = this.splitMessages;
+    var el = box ? box.querySelector('[data-split-text="' + key + '"]') : null;
+    return fillTemplate(el ? el.textContent.trim() : key, values || {});
+  };
+
+  /** The split's options from the page's fields and the form's query, or null (refused). */
+  Sizer.prototype.splitOptions = function (query) {
+    var comma = readsDecimalComma(this.data);
+    var f = this.splitFields;
+    var tp = parseCount(f.tp ? f.tp.value : "1", SPLIT_MAX_RANKS, comma);
+    var pp = parseCount(f.pp ? f.pp.value : "1", SPLIT_MAX_RANKS, comma);
+    var tokens = parseTokens(query.tokens, LIMITS.tokens, comma);
+    var sequences = parseCount(query.sequences, LIMITS.sequences, comma);
+    var bits = parsePositive(query.bits, LIMITS.bits, comma);
+    var perValue = parsePositive(query.bytes_per_value, LIMITS.bytes_per_value, comma);
+    var reserve = parseNonNegative(query.reserve_gib, LIMITS.reserve_gib, comma);
+    if (!tp.ok || !pp.ok) return { ok: false, reason: "bad_split_count" };
+    if (!tokens.ok || !sequences.ok || !bits.ok || !perValue.ok || !reserve.ok) return null;
+    return {
+      ok: true,
+      tp: tp.value,
+      pp: pp.value,
+      ep: f.ep ? f.ep.value === "on" : false,
+      tokens: tokens.value,
+      sequences: sequences.value,
+      elementBytes: div(bits.value, rational(8n)),
+      kvBytesPerValue: perValue.value,
+      reserveBytes: gibToBytes(reserve.value),
+    };
+  };
+
+  /** The split section: each GPU's layers and bytes under vLLM's rules, the GPU that fills
+   * first, and the chart of every GPU's need against each card's capacity on paper. */
+  Sizer.prototype.renderSplit = function (query) {
+    var box = this.splitBox;
+    if (!box) return;
+    var doc = this.doc;
+    var status = box.querySelector("[data-split-status]");
+    var body = box.querySelector("table tbody");
+    var plot = box.querySelector("[data-split-plot]");
+    var text = box.querySelector("[data-split-chart-text]");
+    var clear = function (state, line) {
+      setAttr(box, "data-state", state);
+      patchContent(doc, body, []);
+      patchContent(doc, plot, []);
+      patchContent(doc, text, "");
+      patchContent(doc, status, line);
+    };
+    if (!this.splitRead) {
+      clear("empty", this.splitWords("needs_config"));
+      return;
+    }
+    var options = this.splitOptions(query);
+    if (options === null) {
+      clear("empty", this.results.getAttribute("data-empty") || "");
+      return;
+    }
+    var split = options.ok ? vllmSplit(this.splitRead, options) : options;
+    if (!split.ok) {
+      var values = {};
+      Object.keys(split.values || {}).forEach(function (key) {
+        values[key] = String(split.values[key]);
+      });
+      clear("refused", this.splitWords("reason_" + split.reason, values));
+      return;
+    }
+    setAttr(box, "data-state", "ok");
+    var symbols = this.symbols;
+    var gibText = function (bytes) {
+      return formatNumber(gib(bytes), 2, symbols);
+    };
+    var count = function (n) {
+      return formatNumber(rational(BigInt(n)), 0, symbols);
+    };
+    var self = this;
+    patchContent(doc, body, split.ranks.map(function (r) {
+      var first = r.layers[0];
+      var end = r.layers[1];
+      var layers = end > first ? count(first) + "–" + count(end - 1n) : self.splitWords("no_layers");
+      return keyed("rank-" + r.rank, htmlNode("tr", {}, [
+        count(r.rank), count(r.tpRank), count(r.stage), layers, gibText(r.weightsBytes),
+        gibText(r.replicatedBytes), gibText(r.kvCacheBytes), gibText(r.totalBytes),
+      ].map(function (cell) {
+        return htmlNode("td", {}, cell);
+      })));
+    }));
+    patchContent(doc, status, this.splitWords("first_to_fill", {
+      rank: count(split.firstToFill.rank),
+      gpus: count(split.gpus),
+      total_gib: gibText(split.firstToFill.totalBytes),
+    }));
+    this.drawSplitChart(split, options.reserveBytes, plot, text);
+  };
+
+  Sizer.prototype.drawSplitChart = function (split, reserveBytes, plot, text) {
+    var doc = this.doc;
+    var symbols = this.symbols;
+    var self = this;
+    var model = splitChartModel(split, this.data.cards, reserveBytes);
+    var gibText = function (bytes) {
+      return formatNumber(gib(bytes), 2, symbols);
+    };
+    var width = this.chartWidth || 640;
+    var labelWidth = Math.min(120, Math.round(width * 0.25));
+    var plotWidth = width - labelWidth - 18;
+    var rowHeight = 20;
+    var axisY = 8 + model.ranks.length * rowHeight + 4;
+    var height = axisY + 34 + model.cards.length * 0;
+    var maxGib = gibFloat(model.maxBytes) * 1.03;
+    var step = tickStep(maxGib);
+    var axisMax = Math.ceil(maxGib / step) * step;
+    var x = function (bytes) {
+      return labelWidth + (plotWidth * Math.min(gibFloat(bytes), axisMax)) / axisMax;
+    };
+    var marks = [];
+    model.ranks.forEach(function (r, index) {
+      var y = 8 + index * rowHeight;
+      marks.push(keyed("label-" + r.rank, svgNode("text", {
+        x: labelWidth - 6, y: y + 14, "text-anchor": "end", class: "sizer-chart-label",
+      }, self.splitWords("gpu_label", { rank: formatNumber(rational(r.rank), 0, symbols) }))));
+      r.segments.forEach(function (s) {
+        if (s.bytes.n === 0n) return;
+        marks.push(keyed("bar-" + r.rank + "-" + s.key, svgNode("rect", {
+          x: x(s.start), y: y + 3, width: Math.max(1, x(s.end) - x(s.start)), height: rowHeight - 6,
+          class: "sizer-chart-segment", "data-segment": s.key,
+        })));
+      });
+    });
+    model.cards.forEach(function (card) {
+      if (gibFloat(card.paperBytes) > axisMax) return;
+      var cx = x(card.paperBytes);
+      marks.push(keyed("card-" + card.id, svgNode("line", {
+        x1: cx, x2: cx, y1: 4, y2: axisY, class: "sizer-chart-card",
+        "data-paper": card.within ? "within" : "beyond",
+      })));
+    });
+    for (var tick = 0; tick <= axisMax + 1e-9; tick += step) {
+      var tx = labelWidth + (plotWidth * tick) / axisMax;
+      marks.push(keyed("tick-" + tick, svgNode("text", {
+        x: tx, y: axisY + 16, "text-anchor": "middle", class: "sizer-chart-tick",
+      }, formatNumber(rational(BigInt(Math.round(tick * 100)), 100n), step < 1 ? 2 : 0, symbols))));
+    }
+    marks.push(keyed("axis", svgNode("text", {
+      x: labelWidth + plotWidth, y: axisY + 32, "text-anchor": "end", class: "sizer-chart-tick",
+    }, "GiB")));
+    patchContent(doc, plot, [keyed("svg", svgNode("svg", {
+      viewBox: "0 0 " + width + " " + height, width: width, height: height, role: "img",
+      "aria-hidden": "true",
+    }, marks))]);
+    var lines = model.cards.map(function (card) {
+      return keyed("text-" + card.id, htmlNode("p", {}, self.splitWords(
+        card.within ? "card_within" : "card_beyond", {
+          card: card.name,
+          paper_gib: gibText(card.paperBytes),
+          basis: self.splitWords("basis_" + card.basis),
+          total_gib: gibText(model.fullest.totalBytes),
+        })));
+    });
+    patchContent(doc, text, lines);
+  };
+
   var api = {
     rational: rational,
     exact: exact,
@@ -4952,6 +5511,9 @@
     formatBytes: formatBytes,
     loadCatalog: loadCatalog,
     shortlist: shortlist,
+    recipeTensors: recipeTensors,
+    vllmSplit: vllmSplit,
+    splitChartModel: splitChartModel,
     compute: compute,
     trainingPlan: trainingPlan,
     texts: texts,
