@@ -631,6 +631,215 @@ def _model_command() -> Callable[..., None]:
 
 
 @_command(
+    "fit",
+    N_(
+        "What fits, solved backwards: the longest context per sequence (--tokens left out), "
+        "the most sequences at a context (--tokens given, --sequences left out), the smallest "
+        "tensor-parallel size (--tp left out), the cache type (--kv-dtype auto), for a model on "
+        "a catalogue card (--gpu) or a card of --capacity-bytes, as vLLM 0.34.0, llama.cpp "
+        "(commit 00342301d01a) or Transformers size their cache; answered as the runtime's "
+        "flags. Without the runtime's own figure the answer is an upper bound (at most), with "
+        "what is certain and what is to measure; --available-kv-gib (vLLM's \"Available KV "
+        "cache memory\") makes it vLLM's own count.\n\nPATH as for `model` (llama.cpp: a "
+        ".gguf file)."
+    ),
+)
+def _fit_command() -> Callable[..., None]:
+    def fit(
+        path: Annotated[str, typer.Argument(metavar=N_("PATH"))],
+        gpu: Annotated[
+            str | None,
+            typer.Option(
+                "--gpu", metavar=N_("CARD"), help=N_("A card of the catalogue (its id: h100-80gb).")
+            ),
+        ] = None,
+        capacity_bytes: Annotated[
+            str | None,
+            typer.Option(
+                "--capacity-bytes",
+                metavar=NUMBER,
+                help=N_("Each GPU's total memory in bytes, for a card not in the catalogue."),
+            ),
+        ] = None,
+        gpus: Annotated[
+            str | None,
+            typer.Option(
+                "--gpus", metavar=NUMBER, help=N_("GPUs available. Default: --tp x --pp, or 1.")
+            ),
+        ] = None,
+        runtime: Annotated[
+            str,
+            typer.Option(
+                "--runtime",
+                click_type=click.Choice(("vllm", "llama.cpp", "transformers")),
+                help=N_("The runtime whose cache rules and flags answer."),
+            ),
+        ] = "vllm",
+        tokens: Annotated[
+            str | None,
+            typer.Option(
+                "--tokens",
+                metavar=NUMBER,
+                help=N_("Context per sequence. Left out: the longest that fits is solved."),
+            ),
+        ] = None,
+        sequences: Annotated[
+            str | None,
+            typer.Option(
+                "--sequences",
+                metavar=NUMBER,
+                help=N_(
+                    "Sequences at once (llama.cpp: -np). Left out with --tokens: the most that "
+                    "fit is solved; without --tokens: 1."
+                ),
+            ),
+        ] = None,
+        tp: Annotated[
+            str | None,
+            typer.Option(
+                "--tp",
+                metavar=NUMBER,
+                help=N_("Tensor-parallel GPUs. Left out: the smallest that fits on --gpus."),
+            ),
+        ] = None,
+        pp: Annotated[
+            str | None,
+            typer.Option("--pp", metavar=NUMBER, help=N_("Pipeline stages.")),
+        ] = None,
+        ep: Annotated[
+            bool,
+            typer.Option(
+                "--ep", help=N_("Expert parallelism over the tensor-parallel GPUs (MoE models).")
+            ),
+        ] = False,
+        kv_dtype: Annotated[
+            str | None,
+            typer.Option(
+                "--kv-dtype",
+                metavar=N_("DTYPE"),
+                help=N_(
+                    "The cache type (vLLM: fp8; llama.cpp: q8_0, q4_0...), or auto: the "
+                    "runtime's types tried, most precise first."
+                ),
+            ),
+        ] = None,
+        dtype: Annotated[
+            str | None,
+            typer.Option(
+                "--dtype",
+                metavar=N_("DTYPE"),
+                help=N_("The weights' dtype. Default: the config's."),
+            ),
+        ] = None,
+        bits: Annotated[
+            str | None,
+            typer.Option("--bits", metavar=NUMBER, help=N_("Bits per weight, instead of --dtype.")),
+        ] = None,
+        reserve_gib: Annotated[
+            str | None,
+            typer.Option(
+                "--reserve-gib",
+                metavar=NUMBER,
+                help=N_(
+                    "Kept free on each GPU, in GiB. Default: 1 for llama.cpp (its compute "
+                    "buffers), 0 otherwise."
+                ),
+            ),
+        ] = None,
+        utilization: Annotated[
+            str | None,
+            typer.Option(
+                "--utilization",
+                metavar=NUMBER,
+                help=N_(
+                    "vLLM's --gpu-memory-utilization, a share of each card's total. Default: "
+                    "1.0 with the extensible KV cache, 0.92 profiled."
+                ),
+            ),
+        ] = None,
+        kv_sizing: Annotated[
+            str,
+            typer.Option(
+                "--kv-sizing",
+                click_type=click.Choice(("extensible", "profiled")),
+                help=N_(
+                    "vLLM: its extensible KV cache (its default on CUDA, counted again after "
+                    "warmup) or the profiled one (--no-enable-extensible-kv-cache)."
+                ),
+            ),
+        ] = "extensible",
+        block_size: Annotated[
+            str | None,
+            typer.Option(
+                "--block-size", metavar=NUMBER, help=N_("vLLM's --block-size. Default: 64.")
+            ),
+        ] = None,
+        available_kv_gib: Annotated[
+            str | None,
+            typer.Option(
+                "--available-kv-gib",
+                metavar=N_("GIB"),
+                help=N_(
+                    'vLLM\'s "Available KV cache memory" as it printed it (70.51), one or one per '
+                    "GPU separated by commas: its own block count."
+                ),
+            ),
+        ] = None,
+        gpu_layers: Annotated[
+            str | None,
+            typer.Option(
+                "--gpu-layers",
+                metavar=NUMBER,
+                help=N_("llama.cpp's -ngl. Left out: the most layers that fit."),
+            ),
+        ] = None,
+        tensor_split: Annotated[
+            str | None,
+            typer.Option(
+                "--tensor-split",
+                metavar=N_("LIST"),
+                help=N_("llama.cpp's -ts, each GPU's share (3/1). Default: equal."),
+            ),
+        ] = None,
+        lang: LangOption = DEFAULT_LANG,
+        as_json: JsonOption = False,
+    ) -> None:
+        from iteragpu.cli.fit_request import fit_output, fit_request
+        from iteragpu.core.numbers import InputError
+
+        try:
+            request, card = fit_request(
+                path,
+                gpu=gpu,
+                capacity_bytes=capacity_bytes,
+                gpus=gpus,
+                runtime=runtime,
+                tokens=tokens,
+                sequences=sequences,
+                tp=tp,
+                pp=pp,
+                ep=ep,
+                kv_dtype=kv_dtype,
+                dtype=dtype,
+                bits=bits,
+                reserve_gib=reserve_gib,
+                utilization=utilization,
+                kv_sizing=kv_sizing,
+                block_size=block_size,
+                available_kv_gib=available_kv_gib,
+                gpu_layers=gpu_layers,
+                tensor_split=tensor_split,
+                lang=lang,
+            )
+            text = fit_output(request, card, lang, as_json)
+        except InputError as error:
+            refuse(error, lang)
+        print(text)
+
+    return fit
+
+
+@_command(
     "train",
     N_(
         "Model states of a training or fine-tuning run, exact per tensor and per GPU: weights "
@@ -1048,7 +1257,9 @@ def _shortlist_command() -> Callable[..., None]:
         "warm ones, the dense-weights estimate beside the allocated bytes after model_load, "
         "and, given the precision and optimizer of `iteragpu train`, its estimate of each "
         "model-state item beside the bytes counted. Several results (one per process of a run) "
-        "are shown side by side, naming the process with the highest peak."
+        "are shown side by side, naming the process with the highest peak.\n\nWith --vllm-log "
+        "or --llama-log and --model: a runtime's start-up log beside the plan of the same "
+        "model and settings, item by item, with the differences."
     ),
 )
 def _report_command() -> Callable[..., None]:
@@ -1056,7 +1267,7 @@ def _report_command() -> Callable[..., None]:
 
     def report(
         result_files: Annotated[
-            list[str],
+            list[str] | None,
             typer.Argument(
                 metavar=N_("RESULT..."),
                 help=N_(
@@ -1065,7 +1276,7 @@ def _report_command() -> Callable[..., None]:
                 ),
                 show_default=False,
             ),
-        ],
+        ] = None,
         params: Annotated[
             str | None,
             typer.Option(
@@ -1107,10 +1318,165 @@ def _report_command() -> Callable[..., None]:
             bool,
             typer.Option("--fused", help=N_("AdamW's fused mode: its step counters on the GPU.")),
         ] = False,
+        vllm_log: Annotated[
+            str | None,
+            typer.Option(
+                "--vllm-log",
+                metavar=N_("FILE"),
+                help=N_("A vLLM 0.34.0 start-up log, beside the plan of --model."),
+            ),
+        ] = None,
+        llama_log: Annotated[
+            str | None,
+            typer.Option(
+                "--llama-log",
+                metavar=N_("FILE"),
+                help=N_("A llama.cpp start-up log, beside the plan of --model (its .gguf file)."),
+            ),
+        ] = None,
+        model_path: Annotated[
+            str | None,
+            typer.Option(
+                "--model",
+                metavar=N_("PATH"),
+                help=N_("The model the log's run served, as for `iteragpu model`."),
+            ),
+        ] = None,
+        gpu: Annotated[
+            str | None,
+            typer.Option(
+                "--gpu",
+                metavar=N_("CARD"),
+                help=N_("vLLM: the card of the run, to set its budget beside the log's."),
+            ),
+        ] = None,
+        capacity_bytes: Annotated[
+            str | None,
+            typer.Option(
+                "--capacity-bytes",
+                metavar=NUMBER,
+                help=N_("vLLM: the card's total memory in bytes, instead of --gpu."),
+            ),
+        ] = None,
+        tp: Annotated[
+            str | None,
+            typer.Option(
+                "--tp", metavar=NUMBER, help=N_("vLLM: the run's TP size. Default: the log's.")
+            ),
+        ] = None,
+        pp: Annotated[
+            str | None,
+            typer.Option(
+                "--pp", metavar=NUMBER, help=N_("vLLM: the run's PP size. Default: the log's.")
+            ),
+        ] = None,
+        ep: Annotated[
+            bool,
+            typer.Option("--ep", help=N_("vLLM: the run had --enable-expert-parallel.")),
+        ] = False,
+        kv_dtype: Annotated[
+            str | None,
+            typer.Option(
+                "--kv-dtype",
+                metavar=N_("DTYPE"),
+                help=N_("vLLM: the run's --kv-cache-dtype. Default: the log's."),
+            ),
+        ] = None,
+        dtype: Annotated[
+            str | None,
+            typer.Option(
+                "--dtype",
+                metavar=N_("DTYPE"),
+                help=N_("vLLM: the run's --dtype. Default: the log's."),
+            ),
+        ] = None,
+        utilization: Annotated[
+            str | None,
+            typer.Option(
+                "--utilization",
+                metavar=NUMBER,
+                help=N_("vLLM: the run's --gpu-memory-utilization. Default: vLLM's."),
+            ),
+        ] = None,
+        tensor_split: Annotated[
+            str | None,
+            typer.Option(
+                "--tensor-split",
+                metavar=N_("LIST"),
+                help=N_("llama.cpp: the run's -ts. Default: equal."),
+            ),
+        ] = None,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
         from pathlib import Path
+
+        if vllm_log is not None or llama_log is not None or model_path is not None:
+            from iteragpu.cli.fit_request import log_report
+            from iteragpu.core.numbers import InputError
+
+            if result_files:
+                fail(
+                    translate(
+                        N_(
+                            "a runtime's log is reported apart from lab results: give one or "
+                            "the other"
+                        ),
+                        lang,
+                    ),
+                    lang,
+                )
+            if model_path is None:
+                fail(translate(N_("--vllm-log and --llama-log need --model"), lang), lang)
+            try:
+                text = log_report(
+                    model_path,
+                    vllm_log=vllm_log,
+                    llama_log=llama_log,
+                    gpu=gpu,
+                    capacity_bytes=capacity_bytes,
+                    tp=tp,
+                    pp=pp,
+                    ep=ep,
+                    kv_dtype=kv_dtype,
+                    dtype=dtype,
+                    utilization=utilization,
+                    tensor_split=tensor_split,
+                    lang=lang,
+                    as_json=as_json,
+                )
+            except InputError as error:
+                refuse(error, lang)
+            print(text)
+            return
+        if not result_files:
+            fail(
+                translate(
+                    N_("give lab result files, or a runtime's log (--vllm-log, --llama-log)"),
+                    lang,
+                ),
+                lang,
+            )
+        for option, given in (
+            ("--gpu", gpu is not None),
+            ("--capacity-bytes", capacity_bytes is not None),
+            ("--tp", tp is not None),
+            ("--pp", pp is not None),
+            ("--ep", ep),
+            ("--kv-dtype", kv_dtype is not None),
+            ("--dtype", dtype is not None),
+            ("--utilization", utilization is not None),
+            ("--tensor-split", tensor_split is not None),
+        ):
+            if given:
+                fail(
+                    translate(
+                        N_("{option} goes with a runtime's log (--vllm-log, --llama-log)"),
+                        lang,
+                        option=option,
+                    ),
+                    lang,
+                )
 
         from iteragpu.core.numbers import InputError, parse_count, parse_positive
         from iteragpu.core.weights import MAX_BITS, MAX_PARAMETERS

@@ -719,6 +719,159 @@ TEXTS: Final[dict[str, str]] = {
         "Activations, communication buffers and the CUDA context are not counted: they go in "
         "--reserve-gib, added to each GPU."
     ),
+    # What fits, solved backwards (iteragpu fit).
+    "fit_title": N_(
+        "{model_type} on {gpus} x {card} ({capacity} B each) with {runtime} {version}; "
+        "solved: {solved}"
+    ),
+    "fit_card_given": N_("a card given by its capacity"),
+    "fit_solved_tokens": N_("the context per sequence"),
+    "fit_solved_sequences": N_("the sequences at once"),
+    "fit_solved_tp": N_("the tensor-parallel GPUs"),
+    "fit_solved_kv_dtype": N_("the cache type"),
+    "fit_solved_gpu_layers": N_("the layers on the GPUs"),
+    "fit_solved_none": N_("nothing (the load given is checked)"),
+    "fit_answer_at_most": N_(
+        "At most {tokens} tokens per sequence with {sequences} sequences at once; KV cache "
+        "{kv_dtype}, TP {tp}, PP {pp}."
+    ),
+    "fit_answer_exact": N_(
+        "As vLLM counts it from its own figure: {tokens} tokens per sequence with {sequences} "
+        "sequences at once; KV cache {kv_dtype}, TP {tp}, PP {pp}."
+    ),
+    "fit_answer_llamacpp_at_most": N_(
+        "At most {tokens} tokens per slot with {sequences} slots (-np); {gpu_layers} layers on "
+        "the GPUs (the output layer counting as one), KV cache {kv_dtype}."
+    ),
+    "fit_limit_positions": N_("Limited by the model's {positions} positions, not by memory."),
+    "fit_limit_memory": N_(
+        "Limited by memory: one more block, cell or sequence does not fit on GPU {rank}."
+    ),
+    "fit_limit_asked": N_(
+        "The load asked fits; the fullest GPU ({rank}) keeps {left_gib} GiB beyond its cache."
+    ),
+    "fit_vllm_blocks_at_most": N_(
+        "vLLM's cache: at most {blocks} blocks of {block_size} tokens (the weakest GPU's "
+        'count, the null block included), so its log says at most "GPU KV cache size: '
+        "{cache_tokens} tokens, Maximum concurrency for {tokens} tokens per request: "
+        '{concurrency}x".'
+    ),
+    "fit_vllm_blocks_exact": N_(
+        "vLLM's cache: {blocks} blocks of {block_size} tokens (the weakest GPU's count, the "
+        'null block included); its log says "GPU KV cache size: {cache_tokens} tokens, '
+        'Maximum concurrency for {tokens} tokens per request: {concurrency}x".'
+    ),
+    "fit_flags": N_("{runtime}'s flags, ready to paste:"),
+    "fit_no_flags": N_(
+        'Transformers takes no serving flags: load with tp_plan="auto" under torchrun '
+        "--nproc-per-node {gpus} and keep the context within these figures."
+    ),
+    "fit_rank_header": N_("GPU"),
+    "fit_fixed_header": N_("Weights and reserve (GiB)"),
+    "fit_per_token_header": N_("KV per token (B)"),
+    "fit_room_header": N_("Room for the cache (GiB)"),
+    "fit_kv_header": N_("Cache of the answer (GiB)"),
+    "fit_left_header": N_("Left (GiB)"),
+    "fit_certain": N_("Certain (the files and the runtime's rules): {items}."),
+    "fit_to_measure": N_("To measure on the card (no file tells them): {items}."),
+    "fit_item_weights": N_("the weights"),
+    "fit_item_kv_per_token": N_("the KV cache per token"),
+    "fit_item_vllm_blocks": N_("vLLM's blocks of {block_size} tokens"),
+    "fit_item_vllm_null_block": N_("the null block vLLM holds back"),
+    "fit_item_weakest_rank": N_("the weakest GPU's block count on every GPU"),
+    "fit_item_llamacpp_cells": N_("llama.cpp's streams padded to 256 cells"),
+    "fit_item_llamacpp_streams": N_("the context cut into -np streams"),
+    "fit_item_activation_peak": N_("the activation peak"),
+    "fit_item_cuda_graphs": N_("the CUDA graphs"),
+    "fit_item_non_torch_memory": N_("memory outside PyTorch (NCCL, attention workspaces)"),
+    "fit_item_cuda_context": N_("the CUDA context"),
+    "fit_item_other_processes": N_("other processes on the card"),
+    "fit_item_cuda_total_memory": N_(
+        "the total CUDA reports, which vLLM multiplies (at most the declared capacity)"
+    ),
+    "fit_item_compute_buffers": N_("llama.cpp's compute buffers"),
+    "fit_item_allocator_overhead": N_("the caching allocator's rounding and free fragments"),
+    "fit_alternatives": N_("Other cache types: {items}."),
+    "fit_alternative": N_("{kv_dtype}: {tokens} tokens x {sequences}"),
+    "fit_note_vllm_budget_share_of_total": N_(
+        "vLLM's budget is --gpu-memory-utilization times the card's total memory (1.0 by "
+        "default with its extensible KV cache, on by default on CUDA; 0.92 without); other "
+        "processes only gate its start."
+    ),
+    "fit_note_vllm_available_range": N_(
+        "vLLM prints its figure rounded to 0.01 GiB: the blocks are a range, and the flags "
+        "take its low end."
+    ),
+    "fit_note_vllm_extensible_measures_again": N_(
+        "With the extensible KV cache vLLM counts its blocks again after CUDA graphs and "
+        "warmup: these figures are an upper bound; --kv-sizing profiled "
+        "(--no-enable-extensible-kv-cache) makes them exact."
+    ),
+    "fit_note_llamacpp_reserve": N_(
+        "llama.cpp: --reserve-gib (1 GiB by default) stays free on each GPU for its compute "
+        "buffers and the CUDA context; -c is the context of all slots, each slot's padded to "
+        "256 cells (flash attention on or auto)."
+    ),
+    "fit_note_llamacpp_no_fit_at_pinned_commit": N_(
+        "llama.cpp at commit 00342301d01a does not fit by itself: it allocates what -c, -np "
+        "and -ngl ask and fails when a buffer does not fit (later versions' --fit keep 1024 "
+        "MiB free per device)."
+    ),
+    # A runtime's start-up log beside the plan (iteragpu report --vllm-log/--llama-log).
+    "rec_title_vllm": N_("{log} (vLLM {version}) beside the plan of {path}"),
+    "rec_title_llamacpp": N_("{log} (llama.cpp) beside the plan of {path}"),
+    "rec_version_unknown": N_("version not printed"),
+    "rec_settings": N_("Settings: {settings}"),
+    "rec_item_header": N_("Item"),
+    "rec_gpu_header": N_("GPU"),
+    "rec_unit_header": N_("Unit"),
+    "rec_computed_header": N_("Computed"),
+    "rec_logged_header": N_("Logged"),
+    "rec_difference_header": N_("Logged - computed"),
+    "rec_status_header": N_("Agreement"),
+    "rec_item_weights": N_("Weights (model loading)"),
+    "rec_item_available_budget": N_("Room for the cache: card share less weights"),
+    "rec_item_blocks": N_("Blocks"),
+    "rec_item_cache_tokens": N_("GPU KV cache size"),
+    "rec_item_concurrency": N_("Maximum concurrency"),
+    "rec_item_max_model_len": N_("max_model_len: most the blocks allow, served"),
+    "rec_item_cells": N_("Cells per stream"),
+    "rec_item_kv_k": N_("K cache"),
+    "rec_item_kv_v": N_("V cache"),
+    "rec_item_kv_buffer": N_("KV buffer"),
+    "rec_item_model_buffer": N_("Model buffer"),
+    "rec_item_model_buffer_host": N_("Model buffer (host)"),
+    "rec_item_compute_buffer": N_("Compute buffer {name}"),
+    "rec_status_equal": N_("equal"),
+    "rec_status_within_range": N_("within the rounding"),
+    "rec_status_differs": N_("differs"),
+    "rec_status_bound_holds": N_("within the bound"),
+    "rec_status_bound_exceeded": N_("above the bound"),
+    "rec_status_measured_only": N_("measured only"),
+    "rec_status_not_logged": N_("not in the log"),
+    "rec_note_weights_loading": N_(
+        "vLLM's loading figure is how much memory grew while it loaded: the allocator's "
+        "rounding and buffers the model registers come on top of the tensors counted here."
+    ),
+    "rec_note_vllm_one_available_line": N_(
+        "The log prints one worker's available memory: it stands for every GPU here."
+    ),
+    "rec_note_vllm_extensible_measured": N_(
+        "Extensible KV cache: vLLM counted its blocks again after CUDA graphs and warmup, at "
+        "or under those its available memory buys."
+    ),
+    "rec_note_vllm_version_differs": N_(
+        "The log names another vLLM version than 0.34.0, whose rules are read here: a "
+        "difference may be the version's."
+    ),
+    "rec_note_llamacpp_buffers_aligned": N_(
+        "llama.cpp's buffers hold each tensor rounded up to the backend's alignment (and "
+        "quantized rows padded on CUDA): a few MiB above the tensors counted here."
+    ),
+    "rec_note_llamacpp_compute_not_computed": N_(
+        "Compute buffers depend on the graph and the batch: measured by llama.cpp, not "
+        "computed here."
+    ),
 }
 """Every key and its English text, the message id of the catalogue."""
 

@@ -786,3 +786,12 @@ def _uniform(path: Path, reader: GGUFReader, key: str) -> int | None:
             )
         return int(value[0])
     return value if isinstance(value, int) else None
+
+
+def training_context(path: Path) -> int | None:
+    """`{arch}.context_length`: the context the model was trained with (llama.cpp's
+    `n_ctx_train`, which `-c 0` takes), or None when the file does not state it."""
+    reader = open_gguf(path)
+    arch = _field(reader, "general.architecture")
+    value = _field(reader, f"{arch}.context_length") if isinstance(arch, str) else None
+    return value if isinstance(value, int) and value > 0 else None

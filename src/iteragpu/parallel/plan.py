@@ -25,7 +25,13 @@ def plan_split(request: SplitRequest) -> SplitPlan:
     """Every rank of `request`'s split; `SplitError` (an `InputError`) for what the runtime
     refuses or this package does not model."""
     _check(request)
-    model = read_split_model(request)
+    return plan_for(read_split_model(request), request)
+
+
+def plan_for(model: SplitModel, request: SplitRequest) -> SplitPlan:
+    """`plan_split` of a model already read (`read_split_model`): `iteragpu fit` plans one
+    model under several splits and cache types."""
+    _check(request)
     reserve = from_unit(Fraction(request.reserve_gib), "GiB")
     if request.runtime == "transformers":
         from iteragpu.parallel import transformers_rules as rules

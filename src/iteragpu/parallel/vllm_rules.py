@@ -440,3 +440,125 @@ def plan(
         None,
         ("vllm_blocks", "vllm_gpu_memory_utilization", "activations_not_counted"),
     )
+
+
+# How vLLM 0.34.0 sizes the cache from memory (`iteragpu fit`, `iteragpu report --vllm-log`),
+# read in the same sdist:
+#
+# - v1/worker/utils.py `request_memory`: the budget is `math.ceil(total_memory *
+#   gpu_memory_utilization)`, a share of the card's total, not of its free memory; other
+#   processes only gate the start ("Free memory on device ... on startup is less than desired
+#   GPU memory utilization"), and that check is skipped with the extensible KV cache;
+# - config/cache.py `resolved_gpu_memory_utilization`: unset, it is 1.0 with the extensible KV
+#   cache (`enable_extensible_kv_cache`, on by default on CUDA and ROCm: config/vllm.py), 0.92
+#   without (`DEFAULT_GPU_MEMORY_UTILIZATION`);
+# - v1/worker/gpu_worker.py `determine_available_memory`: "Available KV cache memory: %s GiB"
+#   is that budget less what profiling measured (the weights, the activation peak, memory
+#   outside torch) and the CUDA graphs' estimate, printed with utils/mem_utils.py `format_gib`
+#   (`f"{round(b / GiB_bytes, 2)}"`);
+# - v1/core/kv_cache_planning.py `get_kv_cache_configs`: each rank's blocks are `available //
+#   bytes_per_block` (a block: `block_size` tokens of every layer of the rank, the pages of
+#   v1/kv_cache_interface.py `AttentionSpec.page_size_bytes`), and every rank keeps the
+#   smallest count ("Change the num_blocks of each rank to the smallest among all ranks");
+#   the check of `max_model_len` and `--max-model-len auto` plan against the blocks less the
+#   null block `BlockPool` holds back (`check_memory = avail_mem - bytes_per_block`), with
+#   the error "To serve at least one request with the model's max seq len (L), (X GiB KV
+#   cache is needed, which is larger than the available KV cache memory (Y GiB)...";
+# - v1/core/kv_cache_utils.py `update_kv_cache_capacity`: "GPU KV cache size: N tokens,
+#   Maximum concurrency for L tokens per request: C.CCx", C = blocks / cdiv(L, block_size)
+#   (the null block counted) and N = int(C * L);
+# - with the extensible KV cache those blocks are only the reserved capacity: the count is
+#   measured again after CUDA graph capture and warmup (kv_cache_planning.py
+#   `finalize_extensible_kv_cache`), never above it, and the capacity line is printed then.
+UTILIZATION_EXTENSIBLE: Final = "1.0"  # resolved_gpu_memory_utilization, extensible KV cache
+UTILIZATION_PROFILED: Final = "0.92"  # CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION
+SIZINGS: Final = ("extensible", "profiled")
+GIB_BYTES: Final = 1 << 30  # vllm.utils.mem_utils.GiB_bytes
+
+
+def requested_memory(total_bytes: int, utilization: str) -> int:
+    """`request_memory`: the card's total times the utilization, rounded up, in the floats
+    vLLM computes it with (`utilization` as the reader types it).
+
+    >>> requested_memory(85_520_809_984, "0.92"), requested_memory(1000, "1.0")
+    (78679145186, 1000)
+    """
+    import math
+
+    return math.ceil(total_bytes * float(utilization))
+
+
+def format_gib(byte_count: int) -> str:
+    """utils/mem_utils.py `format_gib`, as vLLM prints GiB in its log.
+
+    >>> format_gib(75_712_000_000), format_gib(2**30 * 3 // 2)
+    ('70.51', '1.5')
+    """
+    return f"{round(byte_count / GIB_BYTES, 2)}"
+
+
+def gib_range(text: str) -> tuple[int, int]:
+    """Every whole byte count that `format_gib` prints as `text`: (first, last). vLLM's
+    figure is rounded to 0.01 GiB, so it names a range of about 10.7 MB, not one count.
+
+    >>> gib_range("1.5")
+    (1605244027, 1615981445)
+    """
+    value = float(text)
+
+    def printed(byte_count: int) -> float:
+        return round(byte_count / GIB_BYTES, 2)
+
+    def first_at_least(limit: float) -> int:
+        low, high = 0, int((value + 1) * GIB_BYTES)
+        while low < high:
+            middle = (low + high) // 2
+            if printed(middle) >= limit:
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
+    first = first_at_least(value)
+    if printed(first) != value:
+        raise ValueError(f"no byte count prints as {text} GiB")
+    beyond = first_at_least(float(round(value + 0.01, 2)))
+    return first, beyond - 1
+
+
+def cdiv(a: int, b: int) -> int:
+    """vllm.utils.math_utils.cdiv."""
+    return -(a // -b)
+
+
+def block_bytes(kv_bytes_per_token: Fraction, block_size: int = BLOCK_SIZE) -> int:
+    """A rank's bytes per block: `block_size` tokens of every layer it holds."""
+    size = kv_bytes_per_token * block_size
+    if size.denominator != 1:
+        raise SplitError(
+            "vLLM {version}: a block of {block} tokens is not a whole number of bytes",
+            "vllm_block_not_whole",
+            version=VERSION,
+            block=str(block_size),
+        )
+    return int(size)
+
+
+def gpu_blocks(available: Sequence[int], block_bytes_per_rank: Sequence[int]) -> int:
+    """`get_kv_cache_configs`: each rank's `available // bytes_per_block`, the smallest kept."""
+    return min(a // b for a, b in zip(available, block_bytes_per_rank, strict=True))
+
+
+def max_model_len_fits(max_model_len: int, blocks: int, block_size: int = BLOCK_SIZE) -> bool:
+    """The check of `max_model_len`: one request's blocks within the blocks less the null one."""
+    return cdiv(max_model_len, block_size) <= blocks - 1
+
+
+def max_concurrency(blocks: int, max_model_len: int, block_size: int = BLOCK_SIZE) -> float:
+    """`get_max_concurrency_for_kv_cache_config`: the blocks over one request's blocks."""
+    return blocks / cdiv(max_model_len, block_size)
+
+
+def cache_size_tokens(blocks: int, max_model_len: int, block_size: int = BLOCK_SIZE) -> int:
+    """`get_kv_cache_capacity`: the "GPU KV cache size: N tokens" of the log."""
+    return int(max_concurrency(blocks, max_model_len, block_size) * max_model_len)
