@@ -76,11 +76,16 @@ def test_cache_rows_take_ggmls_block_sizes() -> None:
     assert refused.value.reason == "llamacpp_row_not_whole"
 
 
-def write_gguf(path: Path, *, tied: bool = False, rope_freqs: bool = True) -> Path:
+def write_gguf(
+    path: Path, *, tied: bool = False, rope_freqs: bool = True, context_length: int | None = None
+) -> Path:
     """A llama-architecture GGUF: F16 embedding, Q8_0 attention, Q4_0 feed-forward, F32
-    norms, a Q8_0 output unless tied, and llama3's rope_freqs."""
+    norms, a Q8_0 output unless tied, and llama3's rope_freqs; `context_length` states the
+    training context (`llama.context_length`, llama.cpp's n_ctx_train)."""
     writer = GGUFWriter(path, "llama")
     writer.add_uint32("llama.block_count", LAYERS)
+    if context_length is not None:
+        writer.add_uint32("llama.context_length", context_length)
     writer.add_uint32("llama.embedding_length", HIDDEN)
     writer.add_uint32("llama.feed_forward_length", FFN)
     writer.add_uint32("llama.attention.head_count", HEADS)

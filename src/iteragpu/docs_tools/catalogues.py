@@ -69,8 +69,11 @@ KEYWORDS: dict[str, Any] = {
         ),
         (1,),
     ),
-    # `iteragpu.parallel`: a split the runtime refuses or this package does not model.
+    # `iteragpu.parallel`: a split the runtime refuses or this package does not model; a
+    # request `fit` cannot answer; a file that is no runtime's start-up log.
     "SplitError": (1,),
+    "FitError": (1,),
+    "LogError": (1,),
     # `iteragpu.models.safetensors._error(path, detail, ...)`: "{path}: " + detail; the CLI
     # translates the detail (`iteragpu.cli.app._refuse`).
     "_error": (2,),

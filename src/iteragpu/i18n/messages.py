@@ -812,6 +812,10 @@ TEXTS: Final[dict[str, str]] = {
         "buffers and the CUDA context; -c is the context of all slots, each slot's padded to "
         "256 cells (flash attention on or auto)."
     ),
+    "fit_note_positions_unknown": N_(
+        "The model states no positions (max_position_embeddings): the context is not capped "
+        "by them here."
+    ),
     "fit_note_llamacpp_no_fit_at_pinned_commit": N_(
         "llama.cpp at commit 00342301d01a does not fit by itself: it allocates what -c, -np "
         "and -ngl ask and fails when a buffer does not fit (later versions' --fit keep 1024 "

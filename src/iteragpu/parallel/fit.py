@@ -606,6 +606,8 @@ def _answer(
                 notes.append("vllm_extensible_measures_again")
         else:
             notes.append("vllm_budget_share_of_total")
+    if positions is None:
+        notes.append("positions_unknown")
     flags, command = _flags(request, model, candidate, room, tokens, sequences, utilization)
     to_measure = () if exact else TO_MEASURE[runtime]
     if runtime == "llama.cpp":
