@@ -310,7 +310,8 @@ BAD_INPUTS = [
     (
         "no command",
         [],
-        "명령이 없습니다(weights, kv-cache, model, train, convert, shortlist, report, examples)",
+        "명령이 없습니다(weights, kv-cache, model, fit, train, convert, shortlist, report, "
+        "examples)",
     ),
     ("no examples command", ["examples"], "명령이 없습니다(list, run)"),
     ("only options", ["--lang", "ko"], "명령이 없습니다."),

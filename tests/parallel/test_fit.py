@@ -108,9 +108,7 @@ def test_vllm_pipeline_stages_keep_the_weakest_count(tmp_path: Path) -> None:
     answer = fit(FitRequest(path, "vllm", 12 * 10**9, pp=3, gpus=3))
     plan = plan_split(SplitRequest(path, 1, 1, "vllm", 1, 3))
     budget = _budget(12 * 10**9, "1.0")
-    counts = [
-        (budget - r.fixed_bytes) // (r.kv_bytes_per_token * 64) for r in plan.ranks
-    ]
+    counts = [(budget - r.fixed_bytes) // (r.kv_bytes_per_token * 64) for r in plan.ranks]
     assert answer.blocks == (min(counts), min(counts)) and len(set(counts)) > 1
     assert dict(answer.flags)["--pipeline-parallel-size"] == "3"
 
@@ -179,8 +177,9 @@ def test_the_extensible_cache_is_never_called_exact(tmp_path: Path) -> None:
 
 def _llama_holds(path: str, per_slot: int, slots: int, gpus: int, capacity: int) -> bool:
     plan = plan_split(
-        SplitRequest(path, per_slot * slots, 1, "llama.cpp", 1, gpus, parallel=slots,
-                     reserve_gib=Fraction(1))
+        SplitRequest(
+            path, per_slot * slots, 1, "llama.cpp", 1, gpus, parallel=slots, reserve_gib=Fraction(1)
+        )
     )
     return all(r.total_bytes <= capacity for r in plan.ranks)
 

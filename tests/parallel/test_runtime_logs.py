@@ -117,7 +117,7 @@ def test_a_vllm_log_within_its_rounding(tmp_path: Path) -> None:
     assert weights[0].computed == rules.format_gib(int(plan.ranks[0].weights_bytes) + 1)
     assert weights[0].difference is not None and weights[0].status == "differs"
     # 0.92 of 48e9 B less the weights, against the 30.5 GiB vLLM measured
-    budget = [i for i in result.items if i.item == "available_budget"][0]
+    budget = next(i for i in result.items if i.item == "available_budget")
     assert budget.status == "bound_holds" and budget.difference is not None
     assert budget.difference.startswith("-")
 
@@ -130,7 +130,7 @@ def test_a_vllm_log_of_other_settings_differs(tmp_path: Path) -> None:
     # the logged count is below them
     log = runtime_logs.parse_vllm(vllm_log(2, "30.5", blocks), "v.log")
     result = reconcile.reconcile_vllm(log, path, "v.log", kv_dtype="fp8")
-    blocks_item = [i for i in result.items if i.item == "blocks"][0]
+    blocks_item = next(i for i in result.items if i.item == "blocks")
     assert blocks_item.status == "differs" and blocks_item.difference is not None
     assert int(blocks_item.difference) == blocks - 2 * first // (64 * 65536)
 
@@ -190,7 +190,7 @@ def test_a_llamacpp_log_beside_the_plan(tmp_path: Path) -> None:
     assert found["kv_buffer/0"] == "equal"
     assert found["model_buffer/0"] == "differs"  # written 0.01 MiB above the tensors
     assert found["compute_buffer:CUDA0/None"] == "measured_only"
-    model_item = [i for i in result.items if i.item == "model_buffer"][0]
+    model_item = next(i for i in result.items if i.item == "model_buffer")
     assert model_item.difference == "+0.01"
 
 

@@ -718,7 +718,7 @@ def _fit_command() -> Callable[..., None]:
                 "--kv-dtype",
                 metavar=N_("DTYPE"),
                 help=N_(
-                    "The cache type (vLLM: fp8; llama.cpp: q8_0, q4_0...), or auto: the "
+                    "The cache type (vLLM: `fp8`; llama.cpp: `q8_0`, `q4_0`...), or auto: the "
                     "runtime's types tried, most precise first."
                 ),
             ),

@@ -763,8 +763,8 @@ TEXTS: Final[dict[str, str]] = {
     ),
     "fit_flags": N_("{runtime}'s flags, ready to paste:"),
     "fit_no_flags": N_(
-        'Transformers takes no serving flags: load with tp_plan="auto" under torchrun '
-        "--nproc-per-node {gpus} and keep the context within these figures."
+        'Transformers takes no serving flags: call `from_pretrained` with `tp_plan="auto"` '
+        "under torchrun --nproc-per-node {gpus} and keep the context within these figures."
     ),
     "fit_rank_header": N_("GPU"),
     "fit_fixed_header": N_("Weights and reserve (GiB)"),
@@ -838,7 +838,7 @@ TEXTS: Final[dict[str, str]] = {
     "rec_item_blocks": N_("Blocks"),
     "rec_item_cache_tokens": N_("GPU KV cache size"),
     "rec_item_concurrency": N_("Maximum concurrency"),
-    "rec_item_max_model_len": N_("max_model_len: most the blocks allow, served"),
+    "rec_item_max_model_len": N_("`max_model_len`: most the blocks allow, served"),
     "rec_item_cells": N_("Cells per stream"),
     "rec_item_kv_k": N_("K cache"),
     "rec_item_kv_v": N_("V cache"),

@@ -106,7 +106,7 @@ def reconcile_vllm(
         tp_count, pp_count = int(tp_text), int(pp_text)
     except ValueError:
         raise LogError(
-            "{path}: its tensor_parallel_size or pipeline_parallel_size is no whole number",
+            "{path}: its `tensor_parallel_size` or `pipeline_parallel_size` is no whole number",
             "log_bad_setting",
             path=log_path,
         ) from None
