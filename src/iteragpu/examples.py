@@ -950,6 +950,114 @@ def _split_llamacpp() -> WorkedExample:
     )
 
 
+# What fits, solved backwards (iteragpu fit): the load specification's limit case (8,192
+# tokens, 4 sequences) under vLLM 0.34.0's default sizing (the extensible KV cache, 1.0 of each
+# card's total), and the quantization guide's card.
+FIT_CARD = "rtx-4090"
+FIT_QUANTIZED_CARD = "rtx-4090"
+
+
+def _fit(path: str, card_id: str, **options: Any) -> Any:
+    from iteragpu.parallel.fit import FitRequest, fit
+
+    capacity = catalog.card(card_id).declared_memory_bytes
+    if capacity is None:
+        raise ValueError(f"{card_id} has no declared capacity")
+    return fit(FitRequest(path, "vllm", capacity, **options))
+
+
+def _fit_load_spec() -> WorkedExample:
+    """The limit case on one RTX 4090: the most sequences at 8,192 tokens, the longest
+    context for its 4 sequences, and vLLM's blocks, all upper bounds."""
+    prompt, output, sequences = LOAD_SPEC_CASES["limit"]
+    tokens = prompt + output
+    card = catalog.card(FIT_CARD)
+    at_tokens = _fit(LOAD_SPEC_PRESET, FIT_CARD, tokens=tokens)
+    for_sequences = _fit(LOAD_SPEC_PRESET, FIT_CARD, sequences=sequences)
+    assert at_tokens.blocks is not None
+    return WorkedExample(
+        id="fit-load-spec-rtx-4090",
+        title={
+            "ko": "거꾸로 풀기: 한계 입력을 RTX 4090 한 장에 (vLLM)",
+            "id": "Dihitung mundur: masukan batas pada satu RTX 4090 (vLLM)",
+        },
+        where="load-specification.md#fit",
+        figures=(
+            _in("declared_bytes", card.declared_memory_bytes or 0, "B"),
+            _in("tokens", tokens),
+            _in("sequences", sequences),
+            _out("sequences_at_most", at_tokens.sequences),
+            _out("blocks_at_most", at_tokens.blocks[0]),
+            _in("block_tokens", at_tokens.block_size or 0),
+            _out("tokens_at_most", for_sequences.tokens),
+        ),
+    )
+
+
+def _fit_cards() -> WorkedExample:
+    """Each catalogue card with a declared capacity: the most sequences of the limit case's
+    8,192 tokens that vLLM could hold on one card (an upper bound)."""
+    prompt, output, sequences = LOAD_SPEC_CASES["limit"]
+    tokens = prompt + output
+    figures = [_in("tokens", tokens), _in("sequences", sequences)]
+    from iteragpu.parallel.fit import FitError
+
+    for card in catalog.load_catalog():
+        if card.declared_memory_bytes is None:
+            continue
+        key = card.id.replace("-", "_")
+        try:
+            most = _fit(LOAD_SPEC_PRESET, card.id, tokens=tokens).sequences
+        except FitError:
+            most = 0
+        figures += [
+            _in(f"{key}_declared_gib", gib(card.declared_memory_bytes), "GiB", 2),
+            _out(f"{key}_sequences_at_most", most),
+        ]
+    return WorkedExample(
+        id="fit-load-spec-cards",
+        title={
+            "ko": "거꾸로 풀기: 카탈로그 카드별 한계 입력의 최대 동시 시퀀스 (vLLM)",
+            "id": "Dihitung mundur: sekuens bersamaan terbanyak masukan batas per kartu (vLLM)",
+        },
+        where="experiment-cost.md#fit",
+        figures=tuple(figures),
+    )
+
+
+def _fit_quantized() -> WorkedExample:
+    """The longest context of one sequence on an RTX 4090 under vLLM's default sizing: the
+    bf16 weights (fit, from the preset) and the GPTQ layout (its header's bytes, which fit
+    reads from the checkpoint's files: the page's console session replays it)."""
+    from iteragpu.parallel import vllm_rules
+
+    card = catalog.card(FIT_QUANTIZED_CARD)
+    capacity = card.declared_memory_bytes or 0
+    bf16 = _fit(LOAD_SPEC_PRESET, FIT_QUANTIZED_CARD)
+    _, gptq_weights = gptq_example_header()  # the tensors back to back: their bytes
+    per_token = bf16.ranks[0].kv_bytes_per_token
+    size = vllm_rules.block_bytes(per_token)
+    budget = vllm_rules.requested_memory(capacity, vllm_rules.UTILIZATION_EXTENSIBLE)
+    blocks = (budget - gptq_weights) // size
+    positions = bf16.positions or 0
+    gptq_tokens = min(positions, vllm_rules.BLOCK_SIZE * (blocks - 1))
+    return WorkedExample(
+        id="fit-quantized-rtx-4090",
+        title={
+            "ko": "거꾸로 풀기: RTX 4090 한 장에서 가장 긴 컨텍스트, bf16과 GPTQ 4비트 (vLLM)",
+            "id": "Dihitung mundur: konteks terpanjang satu RTX 4090, bf16 dan GPTQ 4 bit (vLLM)",
+        },
+        where="quantization-quality.md#fit",
+        figures=(
+            _in("declared_bytes", capacity, "B"),
+            _in("positions", positions),
+            _out("bf16_tokens_at_most", bf16.tokens),
+            _out("gptq_weights_bytes", gptq_weights, "B"),
+            _out("gptq_tokens_at_most", gptq_tokens),
+        ),
+    )
+
+
 _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     _units_definitions,
     lambda: _weights(16, GUIDE_RESERVES_GIB["measurement"], "measurement.md#weights-gb-gib"),
@@ -981,6 +1089,9 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     lambda: _split_stages(34, 4),
     _split_vllm,
     _split_llamacpp,
+    _fit_load_spec,
+    _fit_cards,
+    _fit_quantized,
 )
 
 

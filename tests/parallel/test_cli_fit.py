@@ -108,3 +108,12 @@ def test_refusals_are_one_line_and_exit_2(llama: str, args: list[str], fragment:
     assert len(lines) == 1 and "Traceback" not in result.output
     if fragment != "rtx":
         assert fragment in lines[0]
+
+
+def test_the_cards_fit_reads_are_the_catalogues() -> None:
+    from iteragpu.gpus.catalog import load_catalog
+    from iteragpu.gpus.declared import declared_cards
+
+    assert declared_cards() == tuple(
+        (c.id, c.name, c.declared_memory_bytes) for c in load_catalog()
+    )

@@ -31,7 +31,7 @@ from iteragpu.i18n.messages import message
 from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
-    from iteragpu.gpus.catalog import Card
+    from iteragpu.cli.fit_request import CardName
     from iteragpu.parallel.fit import FitAnswer
     from iteragpu.parallel.reconcile import Reconciliation
 
@@ -45,7 +45,7 @@ def _version(runtime: str) -> str:
     return version[:12] if runtime == "llama.cpp" else version
 
 
-def fit_json(answer: FitAnswer, card: Card | None) -> dict[str, Any]:
+def fit_json(answer: FitAnswer, card: CardName | None) -> dict[str, Any]:
     ranks = [
         {
             "rank": r.rank,
@@ -125,7 +125,7 @@ def _span(low: object, high: object, lang: str) -> str:
     return text(low) if low == high else f"{text(low)}–{text(high)}"
 
 
-def fit_text(answer: FitAnswer, card: Card | None, lang: str) -> str:
+def fit_text(answer: FitAnswer, card: CardName | None, lang: str) -> str:
     def count(value: int) -> str:
         return format_number(value, 0, lang)
 

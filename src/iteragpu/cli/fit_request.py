@@ -15,16 +15,25 @@ from iteragpu.cli.language import reads_decimal_comma
 from iteragpu.core.numbers import InputError
 
 if TYPE_CHECKING:
-    from iteragpu.gpus.catalog import Card
     from iteragpu.parallel.fit import FitRequest
 
 MAX_CAPACITY_BYTES = 10**15  # a petabyte: above any card
 _VLLM_GIB = re.compile(r"^-?\d+(?:\.\d+)?$")  # how vLLM prints GiB: round(x, 2)'s repr
 
 
+class CardName:
+    """A catalogue card as `fit` names it: its id and name."""
+
+    __slots__ = ("id", "name")
+
+    def __init__(self, card_id: str, name: str) -> None:
+        self.id = card_id
+        self.name = name
+
+
 def card_capacity(
     gpu: str | None, capacity_bytes: str | None, comma: bool
-) -> tuple[int, Card | None]:
+) -> tuple[int, CardName | None]:
     """Each GPU's total: the catalogue card's declared bytes, or the bytes given."""
     from iteragpu.core.numbers import parse_count
 
@@ -40,26 +49,27 @@ def card_capacity(
             "give the card: --gpu (a catalogue card) or --capacity-bytes (its total memory)",
             "fit_no_card",
         )
-    from iteragpu.gpus.catalog import load_catalog
+    from iteragpu.gpus.declared import declared_cards
 
-    cards = load_catalog()
-    found = next((c for c in cards if c.id == gpu), None)
+    cards = declared_cards()
+    found = next((c for c in cards if c[0] == gpu), None)
     if found is None:
         raise InputError(
             "unknown card {card} (the catalogue has {known}); for another card give "
             "--capacity-bytes, its total memory",
             "fit_unknown_card",
             card=repr(gpu)[:40],
-            known=", ".join(c.id for c in cards),
+            known=", ".join(c[0] for c in cards),
         )
-    if found.declared_memory_bytes is None:
+    card_id, name, declared = found
+    if declared is None:
         raise InputError(
             "{card}: the catalogue holds no declared capacity for it (no public output of its "
             "total was found); give --capacity-bytes",
             "fit_card_undeclared",
-            card=found.id,
+            card=card_id,
         )
-    return found.declared_memory_bytes, found
+    return declared, CardName(card_id, name)
 
 
 def fit_request(
@@ -85,7 +95,7 @@ def fit_request(
     gpu_layers: str | None = None,
     tensor_split: str | None = None,
     lang: str,
-) -> tuple[FitRequest, Card | None]:
+) -> tuple[FitRequest, CardName | None]:
     """The request of the raw option values, the numbers read in `lang`'s grammar;
     `InputError` for a value refused."""
     from iteragpu.core.kv_cache import MAX_SEQUENCES, MAX_TOKENS
@@ -172,7 +182,7 @@ def fit_request(
     )
 
 
-def fit_output(request: FitRequest, card: Card | None, lang: str, as_json: bool) -> str:
+def fit_output(request: FitRequest, card: CardName | None, lang: str, as_json: bool) -> str:
     """The answer as the command prints it, without the final newline."""
     from iteragpu.parallel.fit import fit
 

@@ -816,6 +816,13 @@ TEXTS: Final[dict[str, str]] = {
         "The model states no positions (max_position_embeddings): the context is not capped "
         "by them here."
     ),
+    "fit_note_quantized_weights_from_files": N_(
+        "A quantized checkpoint on one GPU: its weights are its files' bytes, as the headers "
+        "declare them (no split is planned for it)."
+    ),
+    "fit_item_quantized_repacking": N_(
+        "how vLLM's kernels repack the quantized weights, and their workspaces"
+    ),
     "fit_note_llamacpp_no_fit_at_pinned_commit": N_(
         "llama.cpp at commit 00342301d01a does not fit by itself: it allocates what -c, -np "
         "and -ngl ask and fails when a buffer does not fit (later versions' --fit keep 1024 "

@@ -33,7 +33,14 @@ from typing import Final
 
 from iteragpu.core.numbers import InputError
 from iteragpu.core.records import Record
-from iteragpu.parallel.records import RUNTIMES, RankPlan, SplitError, SplitModel, SplitRequest
+from iteragpu.parallel.records import (
+    RUNTIMES,
+    RankPlan,
+    SplitError,
+    SplitModel,
+    SplitPlan,
+    SplitRequest,
+)
 
 MAX_FIT_TOKENS: Final = 10**9  # as `iteragpu model --tokens`
 MAX_FIT_SEQUENCES: Final = 10**6
@@ -157,7 +164,10 @@ def fit(request: FitRequest) -> FitAnswer:
         )
     _check(request)
     base = _split_request(request, tp=1, pp=request.pp or 1, kv_dtype=None, gpu_layers=None)
-    model = read_split_model(base)
+    try:
+        model = read_split_model(base)
+    except SplitError as refusal:
+        model = _quantized_model(request, refusal)
     positions = _positions(request, model)
     if request.tokens is not None and positions is not None and request.tokens > positions:
         raise FitError(
@@ -378,6 +388,69 @@ class _Room(Record):
         )
 
 
+QUANTIZED: Final = "quantized"  # SplitModel.weights_dtype of a quantized checkpoint on one GPU
+
+
+def _quantized_model(request: FitRequest, refusal: SplitError) -> SplitModel:
+    """A quantized checkpoint (GPTQ, AWQ...) on one GPU under vLLM: its weights are the files'
+    bytes (`iteragpu model`'s reading of the headers), as no split is planned for it; other
+    cases keep the planner's refusal."""
+    single = (request.tp or 1) == 1 and (request.pp or 1) == 1 and (request.gpus or 1) == 1
+    if refusal.reason != "split_quantized" or request.runtime != "vllm" or not single:
+        raise refusal
+    from pathlib import Path
+
+    from iteragpu.models.kv import layer_layouts
+    from iteragpu.models.model import read_model
+
+    config, _ = read_model(Path(request.path))
+    return SplitModel(config, (), Fraction(0), QUANTIZED, tuple(layer_layouts(config)))
+
+
+def _quantized_plan(request: FitRequest, model: SplitModel, kv_dtype: str | None) -> SplitPlan:
+    """One GPU holding a quantized checkpoint whole: the files' weights, vLLM's cache per
+    token for every layer (its KV heads, its cache type)."""
+    from iteragpu.core.units import from_unit
+    from iteragpu.models.dtypes import dtype_bytes
+    from iteragpu.models.model import size_model
+    from iteragpu.parallel import vllm_rules
+
+    config = model.config
+    if config.dtype is None:
+        raise SplitError("the config states no dtype: give --kv-dtype or --dtype", "no_kv_dtype")
+    per_value = vllm_rules.kv_bytes_per_value(kv_dtype, dtype_bytes(config.dtype, "dtype"))
+    sized = size_model(request.path, tokens=1, kv_bytes_per_value=per_value)
+    reserve = from_unit(request.reserve_gib or Fraction(0), "GiB")
+    rank = RankPlan(
+        0,
+        "gpu",
+        0,
+        0,
+        (0, config.layers),
+        (),
+        sized.weights.byte_count,
+        Fraction(0),
+        sized.kv.kv_bytes_per_token,
+        1,
+        sized.kv.kv_bytes_per_token,
+        Fraction(0),
+        reserve,
+    )
+    return SplitPlan(
+        "vllm",
+        config.model_type,
+        1,
+        1,
+        False,
+        1,
+        1,
+        QUANTIZED,
+        kv_dtype or "auto",
+        per_value,
+        (rank,),
+    )
+
+
 def _room_of(request: FitRequest, model: SplitModel, candidate: _Candidate) -> _Room:
     from iteragpu.parallel.plan import plan_for
 
@@ -388,7 +461,10 @@ def _room_of(request: FitRequest, model: SplitModel, candidate: _Candidate) -> _
         kv_dtype=candidate.kv_dtype,
         gpu_layers=candidate.gpu_layers,
     )
-    plan = plan_for(model, split)
+    if model.weights_dtype == QUANTIZED:
+        plan = _quantized_plan(request, model, candidate.kv_dtype)
+    else:
+        plan = plan_for(model, split)
     capacity = Fraction(request.capacity_bytes)
     ranks = plan.ranks
     if request.runtime == "vllm":
@@ -608,8 +684,12 @@ def _answer(
             notes.append("vllm_budget_share_of_total")
     if positions is None:
         notes.append("positions_unknown")
+    if model.weights_dtype == QUANTIZED:
+        notes.append("quantized_weights_from_files")
     flags, command = _flags(request, model, candidate, room, tokens, sequences, utilization)
     to_measure = () if exact else TO_MEASURE[runtime]
+    if model.weights_dtype == QUANTIZED and not exact:
+        to_measure = (*to_measure, "quantized_repacking")
     if runtime == "llama.cpp":
         notes.append("llamacpp_reserve")
         notes.append("llamacpp_no_fit_at_pinned_commit")
