@@ -48,12 +48,73 @@ def write_sparse_checkpoint(folder: Path) -> None:
         stream.truncate(8 + len(raw) + data_bytes)
 
 
+# A GGUF file with Llama-3.1-8B's tensors (as `iteragpu fit --runtime llama.cpp` reads them):
+# the matrices and the token embedding in F16, the norms and llama3's rope_freqs in F32; its
+# data is never read, so the file is sparse.
+GGUF_EXAMPLE = "llama-3.1-8b-f16.gguf"
+
+
+def write_sparse_gguf(path: Path) -> None:
+    import numpy as np
+    from gguf import GGUFWriter
+
+    hidden, layers, ffn, vocab, heads, kv_heads, head_dim = 4096, 32, 14336, 128256, 32, 8, 128
+    writer = GGUFWriter(path, "llama")
+    for key, value in (
+        ("block_count", layers),
+        ("context_length", 131072),
+        ("embedding_length", hidden),
+        ("feed_forward_length", ffn),
+        ("attention.head_count", heads),
+        ("attention.head_count_kv", kv_heads),
+        ("attention.key_length", head_dim),
+        ("attention.value_length", head_dim),
+    ):
+        writer.add_uint32(f"llama.{key}", value)
+    sizes = []
+
+    def tensor(name: str, shape: tuple[int, ...], f32: bool = False) -> None:
+        count = 1
+        for size in shape:
+            count *= size
+        nbytes = count * (4 if f32 else 2)
+        writer.add_tensor_info(name, shape, np.dtype(np.float32 if f32 else np.float16), nbytes)
+        sizes.append(nbytes)
+
+    tensor("token_embd.weight", (vocab, hidden))
+    tensor("rope_freqs.weight", (head_dim // 2,), f32=True)
+    for i in range(layers):
+        tensor(f"blk.{i}.attn_norm.weight", (hidden,), f32=True)
+        tensor(f"blk.{i}.attn_q.weight", (hidden, hidden))
+        tensor(f"blk.{i}.attn_k.weight", (kv_heads * head_dim, hidden))
+        tensor(f"blk.{i}.attn_v.weight", (kv_heads * head_dim, hidden))
+        tensor(f"blk.{i}.attn_output.weight", (hidden, hidden))
+        tensor(f"blk.{i}.ffn_norm.weight", (hidden,), f32=True)
+        tensor(f"blk.{i}.ffn_gate.weight", (ffn, hidden))
+        tensor(f"blk.{i}.ffn_up.weight", (ffn, hidden))
+        tensor(f"blk.{i}.ffn_down.weight", (hidden, ffn))
+    tensor("output_norm.weight", (hidden,), f32=True)
+    tensor("output.weight", (vocab, hidden))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    writer.close()
+
+    def aligned(size: int) -> int:  # GGUF's default alignment, 32 bytes
+        return -(-size // 32) * 32
+
+    with path.open("r+b") as stream:
+        stream.truncate(aligned(path.stat().st_size) + sum(aligned(n) for n in sizes))
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder where `snippets/models/...` holds every committed model and the checkpoint."""
+    """A folder where `snippets/models/...` holds every committed model, the checkpoint and the
+    GGUF file."""
     root = tmp_path_factory.mktemp("snippet-models")
     shutil.copytree(SNIPPETS / "models", root / "snippets" / "models")
     write_sparse_checkpoint(root / "snippets" / "models" / GPTQ_EXAMPLE_FOLDER)
+    write_sparse_gguf(root / "snippets" / "models" / GGUF_EXAMPLE)
     return root
 
 

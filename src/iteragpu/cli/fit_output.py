@@ -205,7 +205,7 @@ def fit_text(answer: FitAnswer, card: CardName | None, lang: str) -> str:
             if r.kv_bytes_per_token.denominator == 1
             else format_number(r.kv_bytes_per_token, DECIMALS, lang),
             gib_cell(r.room_bytes[0])
-            if r.room_bytes[0] == r.room_bytes[1]
+            if gib_cell(r.room_bytes[0]) == gib_cell(r.room_bytes[1])
             else f"{gib_cell(r.room_bytes[0])}–{gib_cell(r.room_bytes[1])}",
             gib_cell(r.kv_bytes),
             gib_cell(r.room_bytes[0] - r.kv_bytes),
