@@ -253,6 +253,9 @@ def test_registry_lists_every_worked_example_of_the_guides() -> None:
         "split-pp-34-on-4",
         "split-vllm",
         "split-llamacpp",
+        "fit-load-spec-rtx-4090",
+        "fit-load-spec-cards",
+        "fit-quantized-rtx-4090",
         *(f"card-{card.id}" for card in load_catalog()),  # one GPU sheet per catalogue card
     }
 

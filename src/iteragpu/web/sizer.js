@@ -4188,6 +4188,14 @@
       splitFields[el.getAttribute("data-sizer-split-key")] = el;
     });
     this.splitRead = null; // the config read last, which the split places
+    // What fits, solved backwards (renderFit): the split above on one catalogue card.
+    this.fitBox = doc.getElementById("sizer-fit");
+    this.fitMessages = doc.getElementById("sizer-fit-messages");
+    this.fitFields = {};
+    var fitFields = this.fitFields;
+    Array.prototype.forEach.call(doc.querySelectorAll("[data-sizer-fit-key]"), function (el) {
+      fitFields[el.getAttribute("data-sizer-fit-key")] = el;
+    });
   }
 
   Sizer.prototype.message = function (attribute, key) {
@@ -4633,6 +4641,7 @@
     this.renderKinds({ valid: false });
     this.drawChart({ valid: false });
     this.renderSplit(this.read());
+    this.renderFit(this.read());
   };
 
   /** One line saying why the config was not read, in the page's words; the form is kept, and
@@ -4670,6 +4679,7 @@
     var result = compute(query, this.data);
     this.render(result);
     this.renderSplit(query);
+    this.renderFit(query);
     var url =
       this.win.location.pathname +
       searchFromQuery(query, this.data.defaults) +
@@ -4708,6 +4718,7 @@
       if (splitParams.has(key)) sizer.splitFields[key].value = splitParams.get(key);
     });
     sizer.renderSplit(query);
+    sizer.renderFit(query);
     var onInput = function () {
       sizer.update();
     };
@@ -5485,6 +5496,259 @@
     patchContent(doc, text, lines);
   };
 
+  // What fits, solved backwards: vLLM 0.34.0's upper bound of a split on a card
+  // (iteragpu.parallel.fit, the Python module's, checked against its answers: sizer_fit_vectors,
+  // node --test). Each rank's room for the cache is `math.ceil(total * utilization)` (vLLM's
+  // request_memory, in its floats) less its weights and reserve; its blocks are that room over
+  // its bytes per block of 64 tokens; every rank keeps the weakest rank's count; one block (the
+  // null block) serves no request.
+  var FIT_KEYS = [
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+  ];
+  var FIT_UNSCALED_ROPE = ["su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"];
+  var FIT_MAX_TOKENS = 1000000000n;
+  var FIT_MAX_SEQUENCES = 1000000n;
+
+  /** The model's positions as vLLM derives its longest max_model_len (config/model.py), or
+   * null when the config states none. */
+  function fitPositions(read) {
+    var values = read.config.values || {};
+    var found = null;
+    FIT_KEYS.forEach(function (key) {
+      var v = values[key];
+      if (typeof v === "number" && Number.isInteger(v) && v > 0 && (found === null || v < found)) {
+        found = v;
+      }
+    });
+    if (found === null) return null;
+    if (typeof values.model_max_length === "number") found = values.model_max_length;
+    var rope = values.rope_parameters || values.rope_scaling;
+    if (rope && typeof rope === "object" && read.config.modelType.indexOf("gemma3") < 0) {
+      var kind = rope.rope_type || rope.type;
+      var factor = rope.factor;
+      if (FIT_UNSCALED_ROPE.indexOf(kind) < 0 && typeof factor === "number" && factor) {
+        found = found * factor;
+      }
+    }
+    return BigInt(Math.trunc(found));
+  }
+
+  function ceilDiv(a, b) {
+    return (a + b - 1n) / b;
+  }
+
+  /** `f"{blocks / per_request:.2f}"` as Python prints vLLM's double (half to even at a tie,
+   * which only an exact quotient reaches). */
+  function concurrencyText(blocks, perRequest) {
+    var scaled = blocks * 100n;
+    var q = scaled / perRequest;
+    var twice = 2n * (scaled - q * perRequest);
+    if (twice > perRequest || (twice === perRequest && q % 2n === 1n)) q += 1n;
+    var whole = q / 100n;
+    var cents = String(q % 100n).padStart(2, "0");
+    return String(whole) + "." + cents;
+  }
+
+  /**
+   * vLLM's answer for a split (vllmSplit's result) on cards of `o.capacityBytes` (BigInt) at
+   * `o.utilization` (its text, "1.0"): solves the tokens per sequence (`o.tokens` null) for
+   * `o.sequences`, or the sequences (`o.sequences` null) at `o.tokens`. Returns
+   * { ok, tokens, sequences, blocks, cacheTokens, concurrency, limitedBy, positions } or
+   * { ok: false, reason }.
+   */
+  function vllmFit(split, o) {
+    var budget = BigInt(Math.ceil(Number(o.capacityBytes) * Number(o.utilization)));
+    var blocks = null;
+    for (var i = 0; i < split.ranks.length; i++) {
+      var r = split.ranks[i];
+      var perBlock = mul(r.kvBytesPerToken, rational(SPLIT_BLOCK_SIZE));
+      var fixed = add(r.totalBytes, neg(r.kvCacheBytes));
+      var room = add(rational(budget), neg(fixed));
+      if (room.n < 0n) return { ok: false, reason: "fit_does_not_fit" };
+      var count = (room.n * perBlock.d) / (room.d * perBlock.n);
+      if (blocks === null || count < blocks) blocks = count;
+    }
+    var usable = blocks - 1n;
+    var positions = o.positions;
+    var cap = positions === null ? FIT_MAX_TOKENS : positions;
+    var tokens, sequences, limitedBy;
+    if (o.tokens === null) {
+      sequences = o.sequences;
+      if (usable < sequences) return { ok: false, reason: "fit_does_not_fit" };
+      tokens = SPLIT_BLOCK_SIZE * (usable / sequences);
+      limitedBy = "memory";
+      if (tokens >= cap) {
+        tokens = cap;
+        limitedBy = positions === null ? "memory" : "positions";
+      }
+    } else {
+      tokens = o.tokens;
+      if (positions !== null && tokens > positions) {
+        return { ok: false, reason: "fit_above_positions" };
+      }
+      sequences = usable / ceilDiv(tokens, SPLIT_BLOCK_SIZE);
+      if (sequences > FIT_MAX_SEQUENCES) sequences = FIT_MAX_SEQUENCES;
+      if (sequences < 1n) return { ok: false, reason: "fit_does_not_fit" };
+      limitedBy = "memory";
+    }
+    var perRequest = ceilDiv(tokens, SPLIT_BLOCK_SIZE);
+    // get_kv_cache_capacity: int(max_concurrency * max_model_len), in vLLM's doubles
+    var cacheTokens = BigInt(Math.trunc((Number(blocks) / Number(perRequest)) * Number(tokens)));
+    return {
+      ok: true,
+      tokens: tokens,
+      sequences: sequences,
+      blocks: blocks,
+      cacheTokens: cacheTokens,
+      concurrency: concurrencyText(blocks, perRequest),
+      limitedBy: limitedBy,
+      positions: positions,
+    };
+  }
+
+  /** vLLM's flags for the answer, ready to paste (the model's name is the reader's). */
+  function vllmFitFlags(answer, split, o) {
+    var flags = [
+      ["--max-model-len", String(answer.tokens)],
+      ["--max-num-seqs", String(answer.sequences)],
+      ["--gpu-memory-utilization", o.utilization],
+      ["--kv-cache-dtype", o.kvCacheDtype],
+      ["--tensor-parallel-size", String(o.tp)],
+    ];
+    if (o.pp > 1n) flags.push(["--pipeline-parallel-size", String(o.pp)]);
+    if (o.ep) flags.push(["--enable-expert-parallel", ""]);
+    return flags;
+  }
+
+  Sizer.prototype.fitWords = function (key, values) {
+    var box = this.fitMessages;
+    var el = box ? box.querySelector('[data-fit-text="' + key + '"]') : null;
+    return fillTemplate(el ? el.textContent.trim() : key, values || {});
+  };
+
+  /** The "solve for" section: vLLM's upper bound of the split above on one catalogue card,
+   * with its flags, what is certain and what is to measure. */
+  Sizer.prototype.renderFit = function (query) {
+    var box = this.fitBox;
+    if (!box) return;
+    var doc = this.doc;
+    var status = box.querySelector("[data-fit-status]");
+    var flagsOut = box.querySelector("[data-fit-flags]");
+    var f = this.fitFields;
+    var clear = function (state, line) {
+      setAttr(box, "data-state", state);
+      patchContent(doc, flagsOut, "");
+      patchContent(doc, status, line);
+    };
+    if (f.card && f.card.options.length === 0) {
+      var placeholder = doc.createElement("option");
+      placeholder.value = "";
+      placeholder.textContent = this.fitWords("choose_card");
+      f.card.appendChild(placeholder);
+      this.data.cards.forEach(function (card) {
+        if (card.declaredBytes === null) return;
+        var option = doc.createElement("option");
+        option.value = card.id;
+        option.textContent = card.name;
+        f.card.appendChild(option);
+      });
+    }
+    if (!this.splitRead) {
+      clear("empty", this.fitWords("needs_config"));
+      return;
+    }
+    var options = this.splitOptions(query);
+    var card = null;
+    var wanted = f.card ? f.card.value : "";
+    this.data.cards.forEach(function (c) {
+      if (c.id === wanted) card = c;
+    });
+    if (options === null || !options.ok || card === null) {
+      clear("empty", this.fitWords("choose_card"));
+      return;
+    }
+    var perValue = options.kvBytesPerValue;
+    var kvDtype = cmp(perValue, options.elementBytes) === 0 ? "auto" :
+      cmp(perValue, rational(1n)) === 0 ? "fp8" : null;
+    if (kvDtype === null) {
+      clear("refused", this.fitWords("reason_fit_kv_dtype"));
+      return;
+    }
+    var utilizationText = f.utilization ? f.utilization.value.trim() : "1.0";
+    var share = parsePositive(utilizationText, 1n, readsDecimalComma(this.data));
+    if (!share.ok || cmp(share.value, rational(1n)) > 0) {
+      clear("refused", this.fitWords("reason_fit_bad_utilization"));
+      return;
+    }
+    var utilization = exact(share.value).indexOf("/") >= 0 ?
+      String(Number(share.value.n) / Number(share.value.d)) : exact(share.value);
+    if (utilization.indexOf(".") < 0) utilization += ".0";
+    var solve = f.solve ? f.solve.value : "tokens";
+    var positions = fitPositions(this.splitRead);
+    if (solve !== "tokens" && positions !== null && options.tokens > positions) {
+      clear("refused", this.fitWords("reason_fit_above_positions"));
+      return;
+    }
+    var split = vllmSplit(this.splitRead, options);
+    if (!split.ok) {
+      clear("refused", this.splitWords("reason_" + split.reason, {}));
+      return;
+    }
+    var answer = vllmFit(split, {
+      capacityBytes: card.declaredBytes.n / card.declaredBytes.d,
+      utilization: utilization,
+      tokens: solve === "tokens" ? null : options.tokens,
+      sequences: solve === "tokens" ? options.sequences : null,
+      positions: positions,
+    });
+    if (!answer.ok) {
+      clear("refused", this.fitWords("reason_" + answer.reason));
+      return;
+    }
+    setAttr(box, "data-state", "ok");
+    var symbols = this.symbols;
+    var count = function (n) {
+      return formatNumber(rational(BigInt(n)), 0, symbols);
+    };
+    var flags = vllmFitFlags(answer, split, {
+      utilization: utilization,
+      kvCacheDtype: kvDtype,
+      tp: options.tp,
+      pp: options.pp,
+      ep: options.ep,
+    });
+    var words = ["vllm", "serve", this.fitWords("model_placeholder")];
+    flags.forEach(function (flag) {
+      words.push(flag[0]);
+      if (flag[1]) words.push(flag[1]);
+    });
+    patchContent(doc, flagsOut, words.join(" "));
+    patchContent(doc, status, [
+      this.fitWords("answer", {
+        tokens: count(answer.tokens),
+        sequences: count(answer.sequences),
+        card: card.name,
+        gpus: count(split.gpus),
+      }),
+      this.fitWords("limit_" + answer.limitedBy, { positions: count(answer.positions || 0n) }),
+      this.fitWords("blocks", {
+        blocks: count(answer.blocks),
+        cache_tokens: count(answer.cacheTokens),
+        tokens: count(answer.tokens),
+        concurrency: formatNumber(
+          rational(BigInt(answer.concurrency.replace(".", "")), 100n), 2, symbols),
+      }),
+    ].join(" "));
+  };
+
   var api = {
     rational: rational,
     exact: exact,
@@ -5514,6 +5778,9 @@
     recipeTensors: recipeTensors,
     vllmSplit: vllmSplit,
     splitChartModel: splitChartModel,
+    vllmFit: vllmFit,
+    vllmFitFlags: vllmFitFlags,
+    fitPositions: fitPositions,
     compute: compute,
     trainingPlan: trainingPlan,
     texts: texts,
