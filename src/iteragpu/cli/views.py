@@ -978,6 +978,8 @@ def train_compare_text(comparison: TrainComparison, lang: str) -> str:
     for note in comparison.notes:
         parts.append(fold_text(message(f"compare_reason_{note}", lang, parameters=head)))
     return "\n".join(parts)
+
+
 # ---------------------------------------------------------------------------------------------
 # iteragpu model --tp/--pp/--ep/--runtime: a split over several GPUs
 # ---------------------------------------------------------------------------------------------
