@@ -308,7 +308,7 @@ class Sheet:
         text = fill(self.w("packages_offers"), {"hours": hours}) + plain("\n\n")
         rows = []
         quotes = []
-        copies = []
+        copies: list[tuple[str, str | None, str | None]] = []
         for number, package in offers:
             key = f"package_{number}"
             # A copy of a provider's page is named as one, with the page it copies and the date
