@@ -3033,8 +3033,9 @@
     return module === ancestor || module.indexOf(ancestor + ".") === 0;
   }
 
-  /** recipe.term_tensors: the [name, shape] of each tensor a term states, or null. */
-  function termTensors(scope, term, extra) {
+  /** recipe.term_tensors: the [name, shape] of each tensor a term states, or null (the one
+   * reader of a recipe's tensors, for the training mode and the split alike). */
+  function termTensors(term, scope, extra) {
     var name = String(get(term, "name"));
     if (has(term, "linear")) {
       var inputs = recipeCount(term.linear[0], scope, extra);
@@ -3075,11 +3076,15 @@
     for (var k = 0; k < list.length; k++) {
       var term = list[k];
       if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) continue;
-      var made = termTensors(scope, term, extra);
+      var made = termTensors(term, scope, extra);
       if (made === null) return null;
       var float32 = get(term, "dtype") === "float32";
+      var routed = get(term, "routed") !== null;
       made.forEach(function (t) {
-        found.push({ name: t[0], layer: layer, shape: t[1], float32: float32 });
+        var elements = t[1].reduce(function (a, b) { return a * b; }, 1n);
+        found.push({
+          name: t[0], layer: layer, shape: t[1], float32: float32, routed: routed, elements: elements,
+        });
       });
     }
     return found;
@@ -4996,70 +5001,6 @@
 
   function splitRefuse(reason, values) {
     throw new SplitRefusal(reason, values);
-  }
-
-  /** The tensors a recipe's term builds (recipe.term_tensors): [name, shape] pairs, or null. */
-  function termTensors(term, scope, extra) {
-    var name = get(term, "name");
-    if (has(term, "linear")) {
-      var inputs = recipeCount(term.linear[0], scope, extra);
-      var outputs = recipeCount(term.linear[1], scope, extra);
-      var found = [[name + ".weight", [outputs, inputs]]];
-      if (has(term, "bias") && truthy(evaluateRecipe(term.bias, scope, extra))) {
-        found.push([name + ".bias", [outputs]]);
-      }
-      return found;
-    }
-    if (has(term, "shape")) {
-      return [[name + ".weight", term.shape.map(function (e) {
-        return recipeCount(e, scope, extra);
-      })]];
-    }
-    if (has(term, "tensors") && Array.isArray(term.tensors)) {
-      var listed = [];
-      term.tensors.forEach(function (t) {
-        if (has(t, "when") && !truthy(evaluateRecipe(t.when, scope, extra))) return;
-        var shape = get(t, "shape").map(function (e) {
-          return recipeCount(e, scope, extra);
-        });
-        if (!has(t, "repeat")) {
-          listed.push([t.name, shape]);
-          return;
-        }
-        var repeat = recipeCount(t.repeat, scope, extra);
-        for (var i = 0n; i < repeat; i++) listed.push([t.name.replace("{i}", String(i)), shape]);
-      });
-      return listed;
-    }
-    return null;
-  }
-
-  /** Every parameter tensor of the recipe (recipe.tensors), in order; null where a term states
-   * its count and not its tensors. */
-  function recipeTensors(recipe, scope, kinds) {
-    var found = [];
-    var sections = [["embeddings", null, null]];
-    kinds.forEach(function (kind, index) {
-      sections.push(["layer", BigInt(index), kind]);
-    });
-    sections.push(["final", null, null]);
-    for (var s = 0; s < sections.length; s++) {
-      var layer = sections[s][1];
-      var extra = layer === null ? null : record({ layer: layer, kind: sections[s][2] });
-      var list = terms(recipe, sections[s][0]);
-      for (var k = 0; k < list.length; k++) {
-        var term = list[k];
-        if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) continue;
-        var built = termTensors(term, scope, extra);
-        if (built === null) return null;
-        var routed = get(term, "routed") !== null;
-        built.forEach(function (pair) {
-          var elements = pair[1].reduce(function (a, b) { return a * b; }, 1n);
-          found.push({ name: pair[0], layer: layer, shape: pair[1], routed: routed, elements: elements });
-        });
-      }
-    }
-    return found;
   }
 
   /** vLLM's `divide`: the quotient, or its refusal naming the size and the layer class. */
