@@ -358,3 +358,22 @@ def test_the_cli_page_lists_the_sheets_json_keys(lang: str) -> None:
     keys = {k for k in sheet if not k.endswith("_unknown_reason")}
     rank_keys = {k for k in sheet["ranks"][0] if not k.endswith(("_exact", "_unknown_reason"))}
     assert keys | rank_keys <= documented
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_the_sizers_sheet_states_the_commands_bytes_for_the_same_model(tp: int) -> None:
+    from iteragpu.docs_tools.sizer_sheet_vectors import LLAMA, LLAMA_QUERY, sizer_sheet
+    from iteragpu.docs_tools.sizer_vectors import DEFAULT_QUERY, expected
+    from iteragpu.i18n.sheet import sheet_json
+
+    query = {**DEFAULT_QUERY, **LLAMA_QUERY}
+    split = None if tp == 1 else {"preset": LLAMA["name"], "tp": tp, "pp": 1, "ep": False}
+    page = sizer_sheet(query, expected(query), LLAMA, split)
+    assert page is not None
+    runtime = [] if tp == 1 else ["--runtime", "vllm", "--tp", str(tp)]
+    command = payload(*LIMIT, *runtime, "--sheet", "json")
+    mine = sheet_json(page)
+    for key in ("weights", "kv_cache", "state", "reserve", "total"):
+        assert [r[f"{key}_bytes"] for r in mine["ranks"]] == [
+            r[f"{key}_bytes"] for r in command["ranks"]
+        ], key
