@@ -377,3 +377,11 @@ def test_the_sizers_sheet_states_the_commands_bytes_for_the_same_model(tp: int) 
         assert [r[f"{key}_bytes"] for r in mine["ranks"]] == [
             r[f"{key}_bytes"] for r in command["ranks"]
         ], key
+
+
+def test_a_cell_is_one_line_its_pipes_escaped_and_code_fenced_past_its_backticks() -> None:
+    # The same literal as tests/js/sizer_sheet.test.mjs: both printers write it alike.
+    from iteragpu.i18n.sheet import cell, code
+
+    assert cell(code("a|b `c`\nd")) == "``a\\|b `c` d``"
+    assert code("`x") == "`` `x ``"
