@@ -239,9 +239,11 @@ def sizer_data() -> dict[str, Any]:
     families described as data and the multimodal wrappers' and towers' recipes."""
     from iteragpu.docs_tools.sizer_vectors import DEFAULT_QUERY, TASKS
     from iteragpu.gpus.catalog import catalog_text
+    from iteragpu.i18n.sheet import sheet_words
     from iteragpu.models.presets import presets
     from iteragpu.models.recipe import recipe, recipe_types
     from iteragpu.models.towers import TOWERS_DIR, tower, wrapper, wrapper_types
+    from iteragpu.parallel.payload import VERSIONS as SPLIT_VERSIONS
     from iteragpu.training.page import sizer_tables
 
     return {
@@ -277,6 +279,12 @@ def sizer_data() -> dict[str, Any]:
         # The training mode's tables (iteragpu.training.page): module names and classes per
         # family, PEFT's targets and conversion, the byte rules' constants.
         "training": sizer_tables(),
+        # The filled load sheet's words per language (iteragpu.i18n.sheet, the catalogue's),
+        # and the vLLM release whose rules the split follows.
+        "sheet": {
+            "words": {code: sheet_words(code) for code in CODES},
+            "versions": {"vllm": SPLIT_VERSIONS["vllm"]},
+        },
     }
 
 
@@ -294,7 +302,10 @@ def _sizer_page_data(page: Page) -> str:
         sheet = files.get_file_from_path(GPU_SHEET.format(card_id=card["id"]))
         if sheet is not None:
             sheets[card["id"]] = sheet.url_relative_to(page.file)
-    return _script_json({**data, "lang": _build["lang"], "sheets": sheets})
+    lang = _build["lang"]
+    # The page speaks its own language only: the sheet's words of the others stay out.
+    sheet = {**data["sheet"], "words": {lang: data["sheet"]["words"][lang]}}
+    return _script_json({**data, "sheet": sheet, "lang": lang, "sheets": sheets})
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:

@@ -121,6 +121,15 @@ def test_no_package_without_a_price_and_its_source() -> None:
             assert package.states and package.hourly_price is not None
             assert str(package.hourly_price) in package.states  # the rate is the page's
             assert package.price == package.hourly_price * 24 * package.days
+            # A copy of a provider's page: the page it copies, and the date its own words give
+            # for a change of its prices (its price is of before that date).
+            if package.copy_of is not None:
+                assert package.copy_of.startswith("https://")
+                assert package.prices_until and ISO_DATE.fullmatch(package.prices_until)
+                assert package.prices_until_states
+                year = package.prices_until[:4]
+                assert year in package.prices_until_states
+            assert (package.prices_until is None) == (package.copy_of is None)
 
 
 def _offers(card: Card) -> list[RentalPackage]:

@@ -204,6 +204,12 @@ ANSWERED: list[list[str]] = [
     [*BASE, "--gpu-layers", "5"],
     [*BASE, "--tp", "2", "--cache", "static"],
     [*BASE, "--runtime", "llama.cpp", "--tensor-split", "3,1"],
+    # The load sheet (iteragpu.i18n.sheet), its split, and what it refuses.
+    [*BASE, "--sheet", "markdown"],
+    [*BASE, "--sheet=json", "--lang", "id"],
+    [*BASE, "--tp", "2", "--runtime", "vllm", "--sheet", "markdown", "--lang", "id"],
+    [*BASE, "--sheet", "json", "--json"],
+    [*BASE, "--sheet", "markdown", "--shortlist", "--days", "2"],
 ]
 # What it leaves to the typer app.
 DECLINED: list[list[str]] = [
@@ -238,6 +244,8 @@ DECLINED: list[list[str]] = [
     [*BASE, "--cache", "paged"],
     [*BASE, "--mla-layout", "latent"],
     [*BASE, "--runtime", "sglang"],
+    [*BASE, "--sheet", "xml"],
+    [*BASE, "--sheet"],
     [*BASE, "--ep=1"],
     [*BASE, "--lang", "fr"],
     ["--lang", "fr", *BASE],

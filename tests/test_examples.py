@@ -237,6 +237,7 @@ def test_registry_lists_every_worked_example_of_the_guides() -> None:
         "load-spec-llama-3-1-8b-usual",
         "load-spec-llama-3-1-8b-long",
         "load-spec-llama-3-1-8b-limit",
+        "load-spec-llama-3-1-8b-limit-tp2",
         "quantized-gptq-llama-3-1-8b",
         "train-llama-3-1-8b-full",
         "train-llama-3-1-8b-full-bf16-master",

@@ -239,10 +239,19 @@ def _header_unit_mutants(path: Path):
         if in_fence or "|" not in line or not _DELIMITER_ROW.match(lines[index + 1]):
             continue
         edges = [i for i, ch in enumerate(line) if ch == "|"]
+        # The body's cells per column: a column left empty for the reader to fill (a printed
+        # load sheet's measured peak) holds no figure whose unit a swap could contradict.
+        body = []
+        for row in lines[index + 2 :]:
+            if not row.lstrip().startswith("|"):
+                break
+            body.append([c.strip() for c in row.strip().strip("|").split("|")])
         for number, (left, right) in enumerate(pairwise(edges), 1):
             cell = line[left + 1 : right]
             mentions = list(_HEADER_UNIT_TEXT.finditer(cell))
             if not mentions:
+                continue
+            if body and all(len(row) >= number and not row[number - 1] for row in body):
                 continue
             units = {
                 _UNIT_OF_TEXT.get(m.group(m.lastgroup).lower(), m.group(m.lastgroup))

@@ -17,12 +17,19 @@ from iteragpu.docs_tools.sizer_vectors import (
     DEFAULT_QUERY,
     expected,
     generated_queries,
-    vectors,
 )
+from iteragpu.docs_tools.sizer_vectors import vectors as build_vectors
 from iteragpu.examples import figure
 from iteragpu.gpus.catalog import load_catalog
 from iteragpu.i18n.languages import CODES
 from iteragpu.i18n.numbers import format_number
+
+
+@cache
+def vectors() -> dict[str, Any]:
+    """Every vector the page's script is checked against, built once per test process (the
+    training and split vectors alone take tens of seconds); the tests only read them."""
+    return build_vectors()
 
 
 def test_defaults_reproduce_the_guides_worked_examples() -> None:

@@ -1,4 +1,5 @@
 """Every `$ iteragpu ...` session shown on a page runs and prints exactly what the page shows.
+A JSON excerpt (`*.excerpt`) is part of its command's `--json` output, nothing changed.
 
 The sessions run in a copy of `snippets/models/` where the quantization guide's checkpoint
 (`llama-3.1-8b-gptq-layout`: its config.json is committed, its weights are not) gets its
@@ -141,3 +142,63 @@ def test_console_snippet_reproduces(
         result = runner.invoke(app, argv[1:], prog_name="iteragpu")
         assert result.exit_code == 0, (command, result.output)
         assert result.stdout.rstrip("\n") == expected, command
+
+
+# A JSON excerpt a page shows (`*.excerpt`): the command on its first line, then part of its
+# `--json` output, every key, value and list item taken from the real output in its order.
+EXCERPT_FILES = sorted(SNIPPETS.glob("*.excerpt"))
+
+
+def is_excerpt(part: object, whole: object) -> bool:
+    """Whether `part` is `whole` with keys and list items of objects left out, nothing changed:
+    an object's keys in the whole's order, each value an excerpt of the whole's; a list of
+    objects a subsequence of the whole's list, item by item; anything else (a list of numbers
+    such as `layers` included) equal, of the same JSON type (`0` is not `false`)."""
+    if isinstance(part, dict):
+        if not isinstance(whole, dict) or not set(part) <= set(whole):
+            return False
+        order = [key for key in whole if key in part]
+        return list(part) == order and all(is_excerpt(part[k], whole[k]) for k in part)
+    if isinstance(part, list) and part and all(isinstance(item, dict) for item in part):
+        if not isinstance(whole, list):
+            return False
+        rest = iter(whole)  # each item of part matched by a later item of whole
+        return all(any(is_excerpt(item, candidate) for candidate in rest) for item in part)
+    return type(part) is type(whole) and part == whole
+
+
+def read_excerpt(path: Path) -> tuple[str, object, str]:
+    """(command, excerpt, its text after the command line) of an `.excerpt` file."""
+    first, _, text = path.read_text("utf-8").partition("\n")
+    assert first.startswith("$ iteragpu "), path.name
+    return first[2:], json.loads(text), text
+
+
+def test_the_excerpt_check_fails_on_a_changed_or_reordered_excerpt() -> None:
+    whole = {"a": 1, "ranks": [{"rank": 0, "x": [0, 32]}, {"rank": 1, "x": [32, 64]}], "b": False}
+    assert is_excerpt({"a": 1, "ranks": [{"rank": 1}]}, whole)
+    assert is_excerpt({"ranks": [{"rank": 0}, {"x": [32, 64]}], "b": False}, whole)
+    assert not is_excerpt({"a": 2}, whole)  # a changed value
+    assert not is_excerpt({"b": False, "a": 1}, whole)  # keys out of order
+    assert not is_excerpt({"ranks": [{"rank": 1}, {"rank": 0}]}, whole)  # items out of order
+    assert not is_excerpt({"ranks": [{"rank": 0}, {"rank": 0}]}, whole)  # one item twice
+    assert not is_excerpt({"ranks": [{"x": [32]}]}, whole)  # a list of numbers cut
+    assert not is_excerpt({"b": 0}, whole)  # 0 for false
+    assert not is_excerpt({"c": None}, whole)  # a key the output lacks
+
+
+def test_excerpt_snippets_exist() -> None:
+    assert EXCERPT_FILES
+
+
+@pytest.mark.parametrize("path", EXCERPT_FILES, ids=[p.name for p in EXCERPT_FILES])
+def test_json_excerpt_is_part_of_the_commands_output(
+    path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
+    command, excerpt, text = read_excerpt(path)
+    # Laid out as the command prints JSON, so that the page shows it as the reader sees it.
+    assert text == json.dumps(excerpt, indent=2, ensure_ascii=False) + "\n", path.name
+    result = runner.invoke(app, shlex.split(command)[1:], prog_name="iteragpu")
+    assert result.exit_code == 0, (command, result.output)
+    assert is_excerpt(excerpt, json.loads(result.stdout)), command

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -68,6 +69,47 @@ def test_lab_train_commands_run_as_the_pages_describe(tmp_path: Path) -> None:
     assert predict.returncode == 0 and "534,528 B" in predict.stdout  # after optimizer_step
     assert measure.returncode == 2 and len(measure.stderr.splitlines()) == 1
     assert not (tmp_path / "train.json").exists()
+
+
+def test_the_micro_batch_sweep_runs_and_report_compares_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch guide's sweep, replayed on the lab's simulated allocator (synthetic counters,
+    never a measurement): the runs differ only in --batch and the output name, each writes its
+    result, and `iteragpu report` reads them all and names the run with the highest peak."""
+    from lab_support import SimulatedBackend, make_clock
+    from results_support import _with_device
+
+    *sweep, report = _commands("lab_train_sweep.sh")
+    assert len(sweep) >= 3 and report[:2] == ["iteragpu", "report"]
+
+    def option(command: list[str], name: str) -> str:
+        return command[command.index(name) + 1]
+
+    def fixed(command: list[str]) -> list[str]:
+        return [w for i, w in enumerate(command) if command[i - 1] not in ("--batch", "--output")]
+
+    assert all(fixed(command) == fixed(sweep[0]) for command in sweep)
+    assert fixed(sweep[0])[:4] == ["python", "mesure_memoire.py", "measure", "--task"]
+    batches = [int(option(command, "--batch")) for command in sweep]
+    assert batches == sorted(set(batches))
+    assert report[2:] == [option(command, "--output") for command in sweep]
+    monkeypatch.chdir(tmp_path)
+    peaks = []
+    for command in sweep:
+        code = mesure_memoire.main(
+            [*command[2:], "--lang", "ko"],
+            backend_factory=_with_device(SimulatedBackend, "simulated"),
+            clock=make_clock(),
+        )
+        assert code == 0
+        written = json.loads((tmp_path / option(command, "--output")).read_text("utf-8"))
+        peaks.append(max(p["peak_allocated_bytes"] for p in written["phases"]))
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*report[1:], "--lang", "ko"])
+    assert result.exit_code == 0, result.output
+    highest = result.output.strip().splitlines()[-1]
+    assert report[2 + peaks.index(max(peaks))] in highest
+    assert f"{max(peaks):,} B" in highest
 
 
 @pytest.mark.parametrize("lang", CODES)

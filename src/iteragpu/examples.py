@@ -533,6 +533,54 @@ def _load_spec(case: str) -> WorkedExample:
             _out("kv_cache_gib", gib(kv), "GiB", _exact_decimals(gib(kv))),
             _out("model_total_bytes", weights + kv, "B"),
             _out("model_total_gib", gib(weights + kv), "GiB", 2),
+            # The printed sheet's other columns (`iteragpu model --sheet markdown`).
+            _in("bytes_per_value", sized.kv.bytes_per_value, "B"),
+            _out("state_bytes", sized.state.state_bytes, "B"),
+            _in("reserve_bytes", sized.reserve_bytes, "B"),
+        ),
+    )
+
+
+def _load_spec_tp2() -> WorkedExample:
+    """The limit case on two GPUs under vLLM's rules (`iteragpu model llama-3.1-8b --tokens 8192
+    --sequences 4 --runtime vllm --tp 2 --sheet markdown`): each GPU holds half the KV heads and
+    half the split weights, and the norms whole."""
+    from iteragpu.models.model import size_model
+    from iteragpu.parallel.plan import plan_split
+    from iteragpu.parallel.records import SplitRequest
+
+    prompt, output, sequences = LOAD_SPEC_CASES["limit"]
+    tokens, tp = prompt + output, 2
+    one = size_model(PRESETS_DIR / f"{LOAD_SPEC_PRESET}.json", tokens=tokens, sequences=sequences)
+    plan = plan_split(SplitRequest(LOAD_SPEC_PRESET, tokens, sequences, runtime="vllm", tp=tp))
+    first = plan.ranks[0]
+    if any(rank.total_bytes != first.total_bytes for rank in plan.ranks):
+        raise ValueError("the guide says both GPUs hold the same bytes")
+    both = sum(rank.total_bytes for rank in plan.ranks)
+    half = one.weights.byte_count / tp
+    return WorkedExample(
+        id="load-spec-llama-3-1-8b-limit-tp2",
+        title={
+            "ko": "부하 명세서: Llama-3.1-8B 한계 입력, vLLM TP 2",
+            "id": "Spesifikasi beban: Llama-3.1-8B masukan batas, vLLM TP 2",
+        },
+        where="load-specification.md#two-gpus",
+        figures=(
+            _in("tokens", tokens),
+            _in("sequences", sequences),
+            _in("tp2", tp),
+            _in("first_rank", plan.first_to_fill.rank),
+            _in("kv_heads", one.config.kv_heads),
+            _out("kv_heads_per_gpu", Fraction(one.config.kv_heads, tp)),
+            _out("tp2_weights_bytes", first.weights_bytes, "B"),
+            _out("tp2_kv_cache_bytes", first.kv_cache_bytes, "B"),
+            _out("tp2_total_bytes", first.total_bytes, "B"),
+            _out("tp2_total_gib", gib(first.total_bytes), "GiB", 2),
+            _out("half_weights_bytes", half, "B"),
+            _out("tp2_above_even_bytes", first.weights_bytes - half, "B"),
+            _out("tp2_replicated_bytes", first.weights_replicated_bytes, "B"),
+            _out("gpus_total_bytes", both, "B"),
+            _out("above_one_gpu_bytes", both - one.total_bytes, "B"),
         ),
     )
 
@@ -1078,6 +1126,7 @@ _BUILDERS: tuple[Callable[[], WorkedExample], ...] = (
     lambda: _load_spec("usual"),
     lambda: _load_spec("long"),
     lambda: _load_spec("limit"),
+    _load_spec_tp2,
     _quantized_gptq,
     *(lambda run=run: _train(run) for run in TRAIN_RUNS),
     lambda: _cost_series(2),

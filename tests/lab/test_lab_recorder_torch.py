@@ -113,12 +113,19 @@ def test_the_recorder_refuses_a_machine_without_a_gpu(
     assert not (tmp_path / "mesures").exists()
 
 
-def replay(snippet: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def replay(
+    snippet: Path,
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    namespace: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Run a page's example as a reader would, on the CPU: DEVICE is `cpu` and the Recorder's
-    counters are simulated (NamespaceCounters), everything else as written."""
+    counters are simulated (NamespaceCounters), everything else as written. `namespace`, when
+    given, is where the example runs: its variables stay there for the test to read."""
     code = snippet.read_text("utf-8")
     assert code.count(DEVICE_LINE) == 1
-    namespace: dict[str, Any] = {"__name__": "__main__"}
+    namespace = {} if namespace is None else namespace
+    namespace["__name__"] = "__main__"
     module = types.ModuleType("mesure_memoire")
     module.Recorder = functools.partial(mm.Recorder, counters=NamespaceCounters(namespace))  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "mesure_memoire", module)
@@ -181,3 +188,46 @@ def test_the_trainer_example_runs(
     assert by[("zero_grad", 1)]["gradients_bytes"] == 0
     assert result["training"]["optimizer"] is not None
     assert sum(g["count"] for g in result["parameter_groups"]) > 10
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_the_fine_tuning_example_runs(
+    torch: Any, tmp_path: Path, lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fine-tuning guide's phases: load, each step's four phases, evaluate, export. The parts
+    are checked against the example's own tensors, read after it ran: the adapter's parameters
+    (what the optimizer holds) get gradients and, from the first optimizer_step, AdamW's
+    state; evaluation leaves no gradient; the merged model is written."""
+    pytest.importorskip("peft")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    namespace: dict[str, Any] = {}
+    result = replay(SNIPPETS / f"lab_recorder_finetune.{lang}.py", tmp_path, monkeypatch, namespace)
+    step = ["forward", "backward", "optimizer_step", "zero_grad"]
+    phases = [(p["phase"], p["step"]) for p in result["phases"]]
+    assert phases == [
+        ("load", None),
+        *[(name, s) for s in (1, 2, 3) for name in step],
+        ("evaluate", None),
+        ("export", None),
+    ]
+    by = {(p["phase"], p["step"]): p["parts"] for p in result["phases"]}
+    optimizer = namespace["optimizer"]
+    adapter = [p for group in optimizer.param_groups for p in group["params"]]
+    assert adapter
+    adapter_bytes = sum(p.numel() * p.element_size() for p in adapter)
+    state_bytes = sum(
+        v.numel() * v.element_size()
+        for state in optimizer.state.values()
+        for v in state.values()
+        if isinstance(v, torch.Tensor)
+    )
+    assert by[("load", None)]["gradients_bytes"] == 0
+    assert by[("load", None)]["optimizer_state_bytes"] == 0
+    assert by[("backward", 1)]["gradients_bytes"] == adapter_bytes
+    # AdamW's two moments per adapter tensor, and its float32 step, on this CPU "device".
+    assert by[("optimizer_step", 1)]["optimizer_state_bytes"] == state_bytes
+    assert state_bytes == 2 * adapter_bytes + 4 * len(adapter)
+    assert by[("evaluate", None)]["gradients_bytes"] == 0
+    assert (tmp_path / "merged" / "model.safetensors").is_file()
+    assert not any("lora_" in name for name in namespace["merged"].state_dict())

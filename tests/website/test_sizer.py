@@ -725,3 +725,66 @@ def test_the_training_mode_states_iteragpu_trains_figures(
     )
     assert "no_such_proj" in status.inner_text()
     assert page.locator("#sizer-train-states tbody tr").count() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The filled load sheet (#filled-sheet)
+# ---------------------------------------------------------------------------------------------
+
+
+def _copied_sheet(page: Any) -> tuple[str, str]:
+    """Press the copy button: (what the clipboard holds, what the page shows)."""
+    page.evaluate("() => navigator.clipboard.writeText('')")
+    page.click("#sizer-sheet-copy")
+    page.wait_for_function(
+        "() => document.querySelector('#sizer-sheet [data-sheet-status]').textContent !== ''"
+    )
+    copied: str = page.evaluate("() => navigator.clipboard.readText()")
+    shown: str = page.locator("#sizer-sheet [data-sheet-output] code").text_content() or ""
+    return copied, shown
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_copied_sheet_is_pythons_for_the_same_inputs(
+    page: Any, base_url: str, lang: str
+) -> None:
+    from iteragpu.docs_tools.sizer_sheet_vectors import LLAMA, LLAMA_QUERY, sizer_sheet
+    from iteragpu.i18n.sheet import sheet_markdown
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)
+    _open(page, base_url, lang)
+    page.select_option("#sizer-preset", LLAMA["name"])
+    for key in ("reserve_gib", "tokens", "sequences"):
+        page.fill(f"[data-sizer-key={key}]", LLAMA_QUERY[key])
+    page.select_option("#sizer-cache", "dynamic")
+    copied, shown = _copied_sheet(page)
+    query = _form_query(page)
+    one = sizer_sheet(query, expected(query), LLAMA)
+    assert one is not None
+    assert copied == shown == sheet_markdown(one, lang)
+    assert page.locator("#sizer-sheet").get_attribute("data-state") == "ok"
+    # Split over two GPUs: the sheet shown before is cleared, then a row per GPU.
+    page.fill("#sizer-tp", "2")
+    assert page.locator("#sizer-sheet [data-sheet-output]").is_hidden()
+    copied, shown = _copied_sheet(page)
+    split = {"preset": LLAMA["name"], "tp": 2, "pp": 1, "ep": False}
+    two = sizer_sheet(query, expected(query), LLAMA, split)
+    assert two is not None and len(two.rows) == 2
+    assert copied == shown == sheet_markdown(two, lang)
+    # Another task: no sheet, and the reason in the page's words.
+    page.select_option("#sizer-task", "training")
+    page.click("#sizer-sheet-copy")
+    assert page.locator("#sizer-sheet").get_attribute("data-state") == "refused"
+    assert page.locator("#sizer-sheet [data-sheet-output]").is_hidden()
+    status = page.locator("#sizer-sheet [data-sheet-status]").inner_text()
+    assert status == _page_sheet_text(page, "refused_task")
+
+
+def _page_sheet_text(page: Any, key: str) -> str:
+    text: str = page.evaluate(
+        '(key) => document.querySelector(`#sizer-sheet-messages [data-sheet-text="${key}"]`)'
+        ".textContent.trim()",
+        key,
+    )
+    return text

@@ -88,9 +88,14 @@ def _add_lab_files(tree: Path) -> None:
     copies = [c.replace(tag, f'tags=["lang-{NEW}"]', 1) for c in cells if tag in c.split("\n")[0]]
     assert copies, "no cell of the notebook source is tagged for the source language"
     source.write_text("".join(cells) + "".join(copies), "utf-8")
-    # The results viewer's example, as `python tests/results_support.py --write` writes it.
+    # The results viewer's examples (forward passes, and each rank of the training example), as
+    # `python tests/results_support.py --write` writes them: every file of the source language.
     web = tree / "src" / "iteragpu" / "web"
-    shutil.copyfile(web / f"results-example.{SOURCE}.json", web / f"results-example.{NEW}.json")
+    examples = sorted(web.glob(f"results-example*.{SOURCE}.json"))
+    assert len(examples) >= 2, examples
+    for example in examples:
+        name = example.name.removesuffix(f".{SOURCE}.json")
+        shutil.copyfile(example, web / f"{name}.{NEW}.json")
 
 
 def _add_pages(tree: Path) -> None:

@@ -589,6 +589,17 @@ def _model_command() -> Callable[..., None]:
                 help=N_("llama.cpp: -np, slots sharing the context --tokens."),
             ),
         ] = None,
+        sheet: Annotated[
+            str | None,
+            typer.Option(
+                "--sheet",
+                click_type=click.Choice(("markdown", "json")),
+                help=N_(
+                    "Print the filled load sheet instead of the table: Markdown in the reader's "
+                    "language, or JSON (raw bytes). Not with --json or --shortlist."
+                ),
+            ),
+        ] = None,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
@@ -619,6 +630,7 @@ def _model_command() -> Callable[..., None]:
                     gpu_layers=gpu_layers,
                     tensor_split=tensor_split,
                     parallel=parallel,
+                    sheet=sheet,
                     lang=lang,
                     as_json=as_json,
                 )

@@ -68,6 +68,7 @@ MODEL_OPTIONS: Final[dict[str, tuple[str, bool, tuple[str, ...] | None]]] = {
     "--gpu-layers": ("gpu_layers", VALUE, None),
     "--tensor-split": ("tensor_split", VALUE, None),
     "--parallel": ("parallel", VALUE, None),
+    "--sheet": ("sheet", VALUE, ("markdown", "json")),
     "--lang": ("lang", VALUE, CODES),
     "--json": ("as_json", FLAG, None),
 }

@@ -20,15 +20,17 @@ from iteragpu.cli.output import fail
 from iteragpu.i18n.catalogue import N_, translate
 
 if TYPE_CHECKING:
+    from iteragpu.i18n.sheet import LoadSheet
     from iteragpu.models.model import ModelSizing
     from iteragpu.parallel.records import SplitRequest
 
 
 class ModelRequest:
     """What `iteragpu model` was asked: the model's path, `size_model`'s settings, the campaign's
-    days for the short list (None without --shortlist), the output's language and form."""
+    days for the short list (None without --shortlist), the output's language and form (the
+    load sheet's, `markdown` or `json`, with --sheet)."""
 
-    __slots__ = ("as_json", "days", "lang", "path", "settings", "split")
+    __slots__ = ("as_json", "days", "lang", "path", "settings", "sheet", "split")
 
     def __init__(
         self,
@@ -38,6 +40,7 @@ class ModelRequest:
         lang: str,
         as_json: bool,
         split: SplitRequest | None = None,
+        sheet: str | None = None,
     ) -> None:
         self.path = path
         self.settings = settings
@@ -45,6 +48,7 @@ class ModelRequest:
         self.lang = lang
         self.as_json = as_json
         self.split = split  # several GPUs (iteragpu.parallel): a plan per rank
+        self.sheet = sheet  # the load sheet (iteragpu.i18n.sheet) instead of the table
 
 
 def model_request(
@@ -69,6 +73,7 @@ def model_request(
     gpu_layers: str | None = None,
     tensor_split: str | None = None,
     parallel: str | None = None,
+    sheet: str | None = None,
     *,
     lang: str,
     as_json: bool = False,
@@ -77,7 +82,9 @@ def model_request(
     in `lang`'s grammar; `InputError` for a value refused.
 
     --days without --shortlist, or --shortlist without --days, ends the run at once with its one
-    line on stderr (exit 2), before any number is read, as the command always has.
+    line on stderr (exit 2), before any number is read, as the command always has; so does
+    --sheet with --json (the sheet has its own JSON: --sheet json) or with --shortlist (the
+    sheet states the load, not the cards: the short list is its own run).
     """
     from iteragpu.core import kv_cache as kv
     from iteragpu.core.numbers import (
@@ -93,6 +100,15 @@ def model_request(
         fail(translate(N_("--days applies to --shortlist"), lang), lang)
     if with_shortlist and days is None:
         fail(translate(N_("--shortlist needs --days"), lang), lang)
+    if sheet is not None and as_json:
+        fail(translate(N_("give --sheet json or --json, not both"), lang), lang)
+    if sheet is not None and with_shortlist:
+        fail(
+            translate(
+                N_("--sheet prints the load sheet alone: run --shortlist without --sheet"), lang
+            ),
+            lang,
+        )
     token_count = parse_tokens(tokens, "--tokens", maximum=kv.MAX_TOKENS, decimal_comma=comma)
     static = None
     if static_max_tokens is not None:
@@ -135,7 +151,7 @@ def model_request(
     split = None
     if ep or any(value is not None for value in raw_split.values()):
         split = split_request(path, settings, raw_split, ep, comma)
-    return ModelRequest(path, settings, day_count, lang, as_json, split)
+    return ModelRequest(path, settings, day_count, lang, as_json, split, sheet)
 
 
 def split_request(
@@ -223,6 +239,10 @@ def model_output(request: ModelRequest) -> str:
     except UnsupportedModelError as refusal:
         # A family the reader does not know: its weights from the files, if it has any.
         return _partial_output(request, refusal)
+    if request.sheet is not None:
+        from iteragpu.cli.load_sheet import sizing_sheet
+
+        return _sheet_output(request, sizing_sheet(sizing, request.path, request.settings))
     candidates = None
     if request.days is not None:
         from iteragpu.gpus.shortlist import shortlist as rank_cards
@@ -244,6 +264,10 @@ def _split_output(request: ModelRequest) -> str:
 
     assert request.split is not None
     plan = plan_split(request.split)
+    if request.sheet is not None:
+        from iteragpu.cli.load_sheet import split_sheet
+
+        return _sheet_output(request, split_sheet(plan, request.split))
     candidates = None
     gpus = len(plan.ranks)
     if request.days is not None:
@@ -261,6 +285,18 @@ def _split_output(request: ModelRequest) -> str:
     return split_text(plan, request.path, candidates, request.days, request.lang)
 
 
+def _sheet_output(request: ModelRequest, sheet: LoadSheet) -> str:
+    """The load sheet, as --sheet asks: Markdown in the reader's language, or its JSON."""
+    if request.sheet == "json":
+        from iteragpu.cli.json_text import json_text
+        from iteragpu.i18n.sheet import sheet_json
+
+        return json_text(sheet_json(sheet))
+    from iteragpu.i18n.sheet import sheet_markdown
+
+    return sheet_markdown(sheet, request.lang)
+
+
 def _partial_output(request: ModelRequest, refusal: Exception) -> str:
     """The weights of a model whose cache the reader cannot size, the total marked incomplete;
     the refusal itself where there are no weight files either."""
@@ -270,6 +306,13 @@ def _partial_output(request: ModelRequest, refusal: Exception) -> str:
 
     assert isinstance(refusal, UnsupportedModelError)
     sizing = size_weights_only(request.path, refusal, request.settings["reserve_gib"])
+    if request.sheet is not None:
+        raise InputError(
+            "{path}: its cache is unknown, so the load sheet's totals would be incomplete "
+            "(--sheet); run without --sheet for its weights",
+            "sheet_incomplete_total",
+            path=str(request.path),
+        )
     if request.days is not None:
         raise InputError(
             "{path}: its cache is unknown, so its total is incomplete and cannot be compared "

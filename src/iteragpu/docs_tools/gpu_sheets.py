@@ -308,8 +308,14 @@ class Sheet:
         text = fill(self.w("packages_offers"), {"hours": hours}) + plain("\n\n")
         rows = []
         quotes = []
+        copies: list[tuple[str, str | None, str | None]] = []
         for number, package in offers:
             key = f"package_{number}"
+            # A copy of a provider's page is named as one, with the page it copies and the date
+            # its own words give for a change of its prices.
+            page = "offer_page" if package.copy_of is None else "offer_copy"
+            if package.copy_of is not None and package.copy_of not in [c[0] for c in copies]:
+                copies.append((package.copy_of, package.prices_until, package.prices_until_states))
             rows.append(
                 [
                     self.fig(f"{key}_cards"),
@@ -317,7 +323,7 @@ class Sheet:
                     self.fig(f"{key}_hourly_usd"),
                     self.fig(f"{key}_price_usd"),
                     plain(f"`{package.seen}`"),
-                    plain(f"[{self.w('offer_page')}]({package.url})"),
+                    plain(f"[{self.w(page)}]({package.url})"),
                 ]
             )
             quotes.append(plain(f"- `{package.states}`\n"))
@@ -326,6 +332,16 @@ class Sheet:
         text += plain(self.w("packages_offers_quoted") + "\n\n")
         for quote in quotes:
             text += quote
+        for original, until, words in copies:
+            text += plain("\n") + fill(
+                self.w("packages_offers_copy"),
+                {
+                    "original": plain(original),
+                    "date": plain(f"`{until}`"),
+                    "words": plain(f"`{words}`"),
+                },
+            )
+            text += plain("\n")
         return text + plain("\n")
 
     def price_note(self) -> Text:

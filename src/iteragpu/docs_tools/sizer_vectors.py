@@ -29,6 +29,7 @@ from iteragpu.core.units import gib
 from iteragpu.core.weights import estimate_weights
 from iteragpu.docs_tools.sizer_config_vectors import config_vectors
 from iteragpu.docs_tools.sizer_fit_vectors import fit_vectors
+from iteragpu.docs_tools.sizer_sheet_vectors import sheet_vectors
 from iteragpu.docs_tools.sizer_split_vectors import split_vectors
 from iteragpu.docs_tools.sizer_training_vectors import training_vectors
 from iteragpu.gpus.catalog import load_catalog
@@ -520,6 +521,8 @@ def vectors() -> dict[str, Any]:
         # The split over several GPUs (iteragpu.parallel, vLLM's rules): sizer.js's vllmSplit.
         "model_splits": split_vectors(),
         "model_fits": fit_vectors(),
+        # The filled load sheet (iteragpu.i18n.sheet): sizer.js's sheetMarkdown.
+        "sheets": sheet_vectors(DEFAULT_QUERY, expected),
     }
 
 

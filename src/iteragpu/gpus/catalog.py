@@ -42,6 +42,12 @@ class RentalPackage:
     url: str | None = None
     seen: str | None = None
     states: str | None = None
+    # When the page read is a copy of a provider's page (the only public page found to state
+    # the price): the page it copies, and the date after which the page itself says its prices
+    # change, with its words. Its price is of before that date, not today's.
+    copy_of: str | None = None
+    prices_until: str | None = None
+    prices_until_states: str | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,9 @@ def load_catalog() -> tuple[Card, ...]:
                     url=p.get("url"),
                     seen=p.get("seen"),
                     states=p.get("states"),
+                    copy_of=p.get("copy_of"),
+                    prices_until=p.get("prices_until"),
+                    prices_until_states=p.get("prices_until_states"),
                 )
                 for p in card["packages"]
             ),

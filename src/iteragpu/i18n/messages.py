@@ -119,6 +119,14 @@ TEXTS: Final[dict[str, str]] = {
     # The figures of the guides added with issue 26 (load specification, quantization,
     # fine-tuning, experiment cost, batch and accumulation).
     "figure_input_tokens": N_("Input tokens"),
+    # The printed load sheet and its split over two GPUs (load-specification.md).
+    "figure_state_bytes": N_("Layer states"),
+    "figure_reserve_bytes": N_("Reserve"),
+    "figure_first_rank": N_("GPU that fills first"),
+    "figure_kv_heads_per_gpu": N_("KV heads per GPU"),
+    "figure_half_weights_bytes": N_("Half the weights of one GPU"),
+    "figure_gpus_total_bytes": N_("Total of both GPUs"),
+    "figure_above_one_gpu_bytes": N_("Both GPUs above one GPU"),
     "figure_output_tokens": N_("Output tokens"),
     "figure_model_total": N_("Weights + KV cache"),
     "figure_group_size": N_("Group size (values per scale)"),

@@ -69,6 +69,7 @@ device and compares the parameters, the active parameters and the bytes at bfloa
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -329,10 +330,7 @@ class TensorSpec(Record):
 
     @property
     def elements(self) -> int:
-        result = 1
-        for size in self.shape:
-            result *= size
-        return result
+        return math.prod(self.shape)
 
 
 def term_tensors(

@@ -18,6 +18,7 @@ at `modules.lm_head`, in that order.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -63,10 +64,7 @@ class Param(Record):
 
     @property
     def elements(self) -> int:
-        result = 1
-        for size in self.shape:
-            result *= size
-        return result
+        return math.prod(self.shape)
 
 
 class ModelTensors(Record):

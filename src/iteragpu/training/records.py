@@ -3,6 +3,7 @@ what a trainable tensor adds (gradient, optimizer states, master copies), in byt
 
 from __future__ import annotations
 
+import math
 from typing import Final, Literal
 
 from iteragpu.core.records import Record
@@ -57,10 +58,7 @@ class TrainTensor(Record):
 
     @property
     def elements(self) -> int:
-        result = 1
-        for size in self.shape:
-            result *= size
-        return result
+        return math.prod(self.shape)
 
 
 class StateItem(Record):

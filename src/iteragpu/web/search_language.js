@@ -22,6 +22,7 @@
   const data = lunr.iteragpuSearch
   const PIECE = /[\p{L}\p{M}\p{N}_]+(?:[.,][0-9]+)*/gu
   const HANGUL = /[\uac00-\ud7a3]/
+  const KOREAN_WORD = /^[\uac00-\ud7a3]+$/
   // A synonym's clauses weigh less than the words the reader typed.
   const SYNONYM_BOOST = 0.5
   const PIECE_BOOST = 0.2
@@ -224,7 +225,13 @@
         let presence = clause.presence
         if (strict && presence === OPTIONAL && FIGURE.test(word)) presence = REQUIRED
         if (!strict && presence === REQUIRED) presence = OPTIONAL
-        query.clause({ ...clause, presence, usePipeline: false })
+        // A Korean word is looked for as typed, not as Material's prefix: every eojeol of the
+        // pages is indexed under its morphemes too, so the prefix adds no page, but it counted a
+        // title twice (피크가 and its morpheme 피크) against a title that is the word alone.
+        const exact = KOREAN_WORD.test(word) && clause.term.endsWith("*")
+        const term = exact ? word : clause.term
+        const wildcard = exact ? lunr.Query.wildcard.NONE : clause.wildcard
+        query.clause({ ...clause, term, wildcard, presence, usePipeline: false })
         if (presence === PROHIBITED) continue
         const added = forms(word).filter(form => form !== word)
         const count = nextWordCount(word, words[at + 1])

@@ -3033,8 +3033,9 @@
     return module === ancestor || module.indexOf(ancestor + ".") === 0;
   }
 
-  /** recipe.term_tensors: the [name, shape] of each tensor a term states, or null. */
-  function termTensors(scope, term, extra) {
+  /** recipe.term_tensors: the [name, shape] of each tensor a term states, or null (the one
+   * reader of a recipe's tensors, for the training mode and the split alike). */
+  function termTensors(term, scope, extra) {
     var name = String(get(term, "name"));
     if (has(term, "linear")) {
       var inputs = recipeCount(term.linear[0], scope, extra);
@@ -3075,11 +3076,15 @@
     for (var k = 0; k < list.length; k++) {
       var term = list[k];
       if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) continue;
-      var made = termTensors(scope, term, extra);
+      var made = termTensors(term, scope, extra);
       if (made === null) return null;
       var float32 = get(term, "dtype") === "float32";
+      var routed = get(term, "routed") !== null;
       made.forEach(function (t) {
-        found.push({ name: t[0], layer: layer, shape: t[1], float32: float32 });
+        var elements = t[1].reduce(function (a, b) { return a * b; }, 1n);
+        found.push({
+          name: t[0], layer: layer, shape: t[1], float32: float32, routed: routed, elements: elements,
+        });
       });
     }
     return found;
@@ -4779,6 +4784,7 @@
       });
     });
     sizer.training = startTraining(doc, sizer);
+    sizer.sheet = startSheet(doc, sizer);
     return sizer;
   }
 
@@ -5007,70 +5013,6 @@
 
   function splitRefuse(reason, values) {
     throw new SplitRefusal(reason, values);
-  }
-
-  /** The tensors a recipe's term builds (recipe.term_tensors): [name, shape] pairs, or null. */
-  function termTensors(term, scope, extra) {
-    var name = get(term, "name");
-    if (has(term, "linear")) {
-      var inputs = recipeCount(term.linear[0], scope, extra);
-      var outputs = recipeCount(term.linear[1], scope, extra);
-      var found = [[name + ".weight", [outputs, inputs]]];
-      if (has(term, "bias") && truthy(evaluateRecipe(term.bias, scope, extra))) {
-        found.push([name + ".bias", [outputs]]);
-      }
-      return found;
-    }
-    if (has(term, "shape")) {
-      return [[name + ".weight", term.shape.map(function (e) {
-        return recipeCount(e, scope, extra);
-      })]];
-    }
-    if (has(term, "tensors") && Array.isArray(term.tensors)) {
-      var listed = [];
-      term.tensors.forEach(function (t) {
-        if (has(t, "when") && !truthy(evaluateRecipe(t.when, scope, extra))) return;
-        var shape = get(t, "shape").map(function (e) {
-          return recipeCount(e, scope, extra);
-        });
-        if (!has(t, "repeat")) {
-          listed.push([t.name, shape]);
-          return;
-        }
-        var repeat = recipeCount(t.repeat, scope, extra);
-        for (var i = 0n; i < repeat; i++) listed.push([t.name.replace("{i}", String(i)), shape]);
-      });
-      return listed;
-    }
-    return null;
-  }
-
-  /** Every parameter tensor of the recipe (recipe.tensors), in order; null where a term states
-   * its count and not its tensors. */
-  function recipeTensors(recipe, scope, kinds) {
-    var found = [];
-    var sections = [["embeddings", null, null]];
-    kinds.forEach(function (kind, index) {
-      sections.push(["layer", BigInt(index), kind]);
-    });
-    sections.push(["final", null, null]);
-    for (var s = 0; s < sections.length; s++) {
-      var layer = sections[s][1];
-      var extra = layer === null ? null : record({ layer: layer, kind: sections[s][2] });
-      var list = terms(recipe, sections[s][0]);
-      for (var k = 0; k < list.length; k++) {
-        var term = list[k];
-        if (has(term, "when") && !truthy(evaluateRecipe(term.when, scope, extra))) continue;
-        var built = termTensors(term, scope, extra);
-        if (built === null) return null;
-        var routed = get(term, "routed") !== null;
-        built.forEach(function (pair) {
-          var elements = pair[1].reduce(function (a, b) { return a * b; }, 1n);
-          found.push({ name: pair[0], layer: layer, shape: pair[1], routed: routed, elements: elements });
-        });
-      }
-    }
-    return found;
   }
 
   /** vLLM's `divide`: the quotient, or its refusal naming the size and the layer class. */
@@ -5541,10 +5483,6 @@
     return BigInt(Math.trunc(found));
   }
 
-  function ceilDiv(a, b) {
-    return (a + b - 1n) / b;
-  }
-
   /** `f"{blocks / per_request:.2f}"` as Python prints vLLM's double (half to even at a tie,
    * which only an exact quotient reaches). */
   function concurrencyText(blocks, perRequest) {
@@ -5749,6 +5687,343 @@
     ].join(" "));
   };
 
+  // ------------------------------------------------------------------------------------------
+  // The filled load sheet (#filled-sheet): the inference load specification of
+  // docs/<code>/docs/load-specification.md, filled from the page's inputs, as Markdown the
+  // reader copies. The same text as Python's iteragpu.i18n.sheet.sheet_markdown for the same
+  // figures (tests/js/sizer_sheet.test.mjs holds it to docs_tools.sizer_sheet_vectors); its
+  // words are the catalogue's (the page's data: `sheet`, from docs/hooks.py). What the inputs do
+  // not say is an empty cell, never a guess. Built when the reader asks, not on every edit.
+  // ------------------------------------------------------------------------------------------
+
+  var SHEET_RUNTIME_NAMES = { transformers: "Transformers", vllm: "vLLM", "llama.cpp": "llama.cpp" };
+  var SHEET_SPACE = new RegExp("[" + PY_SPACE + "]+");
+
+  /** `text` as a table cell: one line, its pipes escaped (iteragpu.i18n.sheet.cell). */
+  function sheetCell(text) {
+    return String(text).split(SHEET_SPACE).filter(function (part) {
+      return part !== "";
+    }).join(" ").replace(/\|/g, "\\|");
+  }
+
+  /** `text` as inline code, fenced past any backtick it holds (iteragpu.i18n.sheet.code). */
+  function sheetCode(text) {
+    var fence = "`";
+    while (text.indexOf(fence) >= 0) fence += "`";
+    var pad = text.charAt(0) === "`" || text.charAt(text.length - 1) === "`" ? " " : "";
+    return fence + pad + text + pad + fence;
+  }
+
+  /** An exact value in the locale's format, every decimal it needs (at most 20). */
+  function sheetDecimal(value, symbols) {
+    var digits = exactDecimal(value).split(".")[1] || "";
+    return formatNumber(value, Math.min(digits.length, 20), symbols);
+  }
+
+  function sheetCeil(value) {
+    return rational((value.n + value.d - 1n) / value.d);
+  }
+
+  function sheetTable(header, align, rows) {
+    var line = function (cells) {
+      return "| " + cells.join(" | ") + " |";
+    };
+    return [line(header), line(align)].concat(rows.map(line));
+  }
+
+  function sheetRowTotal(row) {
+    return add(add(add(row.weights, row.kv), row.state), row.reserve);
+  }
+
+  /** The GPU that needs the most, the lowest on a tie. */
+  function sheetFirstToFill(sheet) {
+    var first = sheet.rows[0];
+    sheet.rows.forEach(function (row) {
+      if (cmp(sheetRowTotal(row), sheetRowTotal(first)) > 0) first = row;
+    });
+    return first;
+  }
+
+  /**
+   * The sheet as Markdown (iteragpu.i18n.sheet.sheet_markdown): `sheet` holds the LoadSheet's
+   * fields (snake_case, counts as BigInt, bytes as rationals; each row {rank, weights, kv,
+   * state, reserve}), `words` the sheet's words in the page's language.
+   */
+  function sheetMarkdown(sheet, words, symbols) {
+    var w = words;
+    var count = function (value) {
+      return value === null ? "" : formatNumber(rational(BigInt(value)), 0, symbols);
+    };
+    var bits = sheet.weights_bits === null ? "" : sheetDecimal(sheet.weights_bits, symbols);
+    var weights;
+    if (sheet.weights_source === "parameters") {
+      weights = fillTemplate(w.weights_parameters_bits, { bits: bits });
+    } else if (sheet.weights_source === "config") {
+      weights = sheet.weights_dtype !== null
+        ? fillTemplate(w.weights_config_dtype, { dtype: sheetCode(sheet.weights_dtype) })
+        : fillTemplate(w.weights_config_bits, { bits: bits });
+    } else {
+      weights = fillTemplate(w["weights_" + sheet.weights_source], {
+        formats: sheet.weights_formats.map(sheetCode).join(", "),
+      });
+    }
+    if (sheet.quantization_method !== null) {
+      weights = fillTemplate(w.weights_quantized, {
+        weights: weights, method: sheetCode(sheet.quantization_method),
+      });
+    }
+    var cacheTokens = sheet.cache === "static" ? sheet.static_max_tokens : sheet.cache_block_tokens;
+    var cache = fillTemplate(w["cache_" + sheet.cache], { tokens: count(cacheTokens) });
+    if (sheet.kv_dtype !== null) {
+      cache = fillTemplate(w.cache_kv_dtype, { cache: cache, dtype: sheetCode(sheet.kv_dtype) });
+    }
+    var split = sheet.runtime === null ? w.split_none : fillTemplate(w.split_runtime, {
+      runtime: SHEET_RUNTIME_NAMES[sheet.runtime] || sheet.runtime,
+      version: sheetCode(sheet.runtime_version || ""),
+      tp: count(sheet.tp),
+      pp: count(sheet.pp),
+      ep: sheet.ep ? w.ep_on : w.ep_off,
+      gpus: count(sheet.rows.length),
+    });
+    var model = "";
+    if (sheet.model !== null) {
+      model = sheetCode(sheet.model) + (sheet.hf_repo ? " (" + sheetCode(sheet.hf_repo) + ")" : "");
+    }
+    var fields = [
+      ["model", model],
+      ["model_type", sheet.model_type === null ? "" : sheetCode(sheet.model_type)],
+      ["revision", sheet.revision === null ? "" : sheetCode(sheet.revision)],
+      ["task", w["task_" + sheet.task]],
+      ["weights_format", weights],
+      ["weights_dtype", sheet.weights_dtype === null ? "" : sheetCode(sheet.weights_dtype)],
+      ["cache", cache],
+      ["split", split],
+      ["decoding", ""],
+      ["quality_bar", ""],
+      ["environment", ""],
+    ];
+    var load = [
+      count(sheet.input_tokens), count(sheet.output_tokens), count(sheet.tokens),
+      count(sheet.sequences), sheetDecimal(sheet.kv_bytes_per_value, symbols),
+    ];
+    var first = sheetFirstToFill(sheet);
+    var rows = sheet.rows.concat(sheet.host === null ? [] : [sheet.host]);
+    var gpuRows = rows.map(function (row) {
+      var label;
+      if (row.rank === null) {
+        label = w.host;
+      } else {
+        var named = sheet.rows.length > 1 && row === first;
+        label = fillTemplate(w[named ? "gpu_first" : "gpu_row"], { rank: count(row.rank) });
+      }
+      var total = sheetRowTotal(row);
+      return [sheetCell(label)].concat([row.weights, row.kv, row.state, row.reserve, total].map(
+        function (value) {
+          return formatNumber(sheetCeil(value), 0, symbols);
+        }
+      ), [formatNumber(gib(total), 2, symbols), "", sheetCell(w["source_" + sheet.source])]);
+    });
+    var loadKeys = ["input_tokens", "output_tokens", "tokens", "sequences", "kv_bytes_per_value"];
+    var gpuKeys = [
+      "gpu", "weights_bytes", "kv_cache_bytes", "state_bytes", "reserve_bytes", "total_bytes",
+      "total_gib", "measured_peak_bytes", "source",
+    ];
+    var pick = function (key) {
+      return w[key];
+    };
+    var lines = ["**" + w.title + "**", ""]
+      .concat(sheetTable([w.field, w.value], ["---", "---"], fields.map(function (f) {
+        return [sheetCell(w[f[0]]), sheetCell(f[1])];
+      })))
+      .concat([""])
+      .concat(sheetTable(loadKeys.map(pick), loadKeys.map(function () {
+        return "---:";
+      }), [load]))
+      .concat([""])
+      .concat(sheetTable(gpuKeys.map(pick), ["---", "---:", "---:", "---:", "---:", "---:",
+        "---:", "---:", "---"], gpuRows))
+      .concat(["", w.note_not_counted, w.note_fill]);
+    return lines.join("\n");
+  }
+
+  /**
+   * The sheet of the page's inputs: `result` (compute's, valid), `model` ({name, hfRepo,
+   * modelType}, each null when the page does not know it), and, when the split over several
+   * GPUs holds more than one, `split` (vllmSplit's, ok) with its `options` (splitOptions').
+   * The weights come from the parameter count at the bits given (one GPU) or from the config's
+   * tensors at those bits (a split); the page knows no dtype by name, so none is stated.
+   */
+  function sizerSheet(result, model, split, options, versions, decimalComma) {
+    var q = result.query;
+    var bits = parsePositive(q.bits, LIMITS.bits, decimalComma).value;
+    var perValue = parsePositive(q.bytes_per_value, LIMITS.bytes_per_value, decimalComma).value;
+    var tokens = parseTokens(q.tokens, LIMITS.tokens, decimalComma).value;
+    var sequences = parseCount(q.sequences, LIMITS.sequences, decimalComma).value;
+    var sheet = {
+      source: "sizer",
+      model: model.name,
+      hf_repo: model.hfRepo,
+      model_type: model.modelType,
+      revision: null,
+      task: "inference",
+      weights_source: "parameters",
+      weights_bits: bits,
+      weights_formats: [],
+      weights_dtype: null,
+      quantization_method: null,
+      input_tokens: null,
+      output_tokens: null,
+      tokens: tokens,
+      sequences: sequences,
+      cache: q.cache,
+      static_max_tokens: q.cache === "static" ? tokens : null,
+      cache_block_tokens: null,
+      kv_dtype: null,
+      kv_bytes_per_value: perValue,
+      runtime: null,
+      runtime_version: null,
+      tp: 1n,
+      pp: 1n,
+      ep: false,
+      rows: [{
+        rank: 0n, weights: result.weightsBytes, kv: result.kvCacheBytes,
+        state: result.stateBytes, reserve: result.reserveBytes,
+      }],
+      host: null,
+    };
+    if (split) {
+      sheet.weights_source = "config";
+      sheet.cache = "vllm_blocks";
+      sheet.static_max_tokens = null;
+      sheet.cache_block_tokens = SPLIT_BLOCK_SIZE;
+      sheet.runtime = "vllm";
+      sheet.runtime_version = versions.vllm;
+      sheet.tp = options.tp;
+      sheet.pp = options.pp;
+      sheet.ep = options.ep;
+      sheet.rows = split.ranks.map(function (r) {
+        return {
+          rank: r.rank, weights: r.weightsBytes, kv: r.kvCacheBytes, state: rational(0n),
+          reserve: options.reserveBytes,
+        };
+      });
+    }
+    return sheet;
+  }
+
+  function SheetView(sizer) {
+    var doc = sizer.doc;
+    this.sizer = sizer;
+    this.box = doc.getElementById("sizer-sheet");
+    this.button = doc.getElementById("sizer-sheet-copy");
+    this.status = this.box.querySelector("[data-sheet-status]");
+    this.output = this.box.querySelector("[data-sheet-output]");
+    this.messages = doc.getElementById("sizer-sheet-messages");
+    this.model = { name: null, hfRepo: null }; // the published model chosen by name, if any
+  }
+
+  SheetView.prototype.words = function (key) {
+    var el = this.messages ? this.messages.querySelector('[data-sheet-text="' + key + '"]') : null;
+    return el ? el.textContent.trim() : key;
+  };
+
+  /** The Markdown of the page's inputs now, or {refused: reason}. */
+  SheetView.prototype.text = function () {
+    var sizer = this.sizer;
+    var data = sizer.data;
+    var query = sizer.read();
+    var result = compute(query, data);
+    if (!result.valid) return { refused: "invalid" };
+    if (query.task !== "inference") return { refused: "task" };
+    var lang = sizer.doc.documentElement.lang;
+    var words = data.sheet.words[lang] || data.sheet.words[data.lang];
+    var options = sizer.splitOptions(query);
+    var split = null;
+    var gpus = options && options.ok ? options.tp * options.pp : null;
+    if (gpus === null || gpus > 1n) {
+      // Several GPUs asked: the split of the config read, or no sheet (never one GPU's instead).
+      var planned = sizer.splitRead && options && options.ok ? vllmSplit(sizer.splitRead, options) : null;
+      if (planned === null || !planned.ok) return { refused: "split" };
+      split = planned;
+    }
+    var model = {
+      name: this.model.name,
+      hfRepo: this.model.hfRepo,
+      modelType: sizer.splitRead ? sizer.splitRead.config.modelType : null,
+    };
+    var sheet = sizerSheet(result, model, split, options, data.sheet.versions,
+      readsDecimalComma(data));
+    return { markdown: sheetMarkdown(sheet, words, sizer.symbols) };
+  };
+
+  /** Copy the sheet: to the clipboard where the browser lets the page, and shown below. */
+  SheetView.prototype.copy = function () {
+    var self = this;
+    var made = this.text();
+    setAttr(this.box, "data-state", made.refused ? "refused" : "ok");
+    if (made.refused) {
+      this.output.hidden = true;
+      this.status.textContent = this.words("refused_" + made.refused);
+      return null;
+    }
+    this.output.querySelector("code").textContent = made.markdown;
+    this.output.hidden = false;
+    var shown = function (key) {
+      self.status.textContent = self.words(key);
+    };
+    var clipboard = this.sizer.win.navigator && this.sizer.win.navigator.clipboard;
+    if (clipboard && clipboard.writeText) {
+      clipboard.writeText(made.markdown).then(function () {
+        shown("copied");
+      }, function () {
+        shown("select");
+      });
+    } else {
+      shown("select");
+    }
+    return made.markdown;
+  };
+
+  /** An edit: the sheet shown is no longer the inputs' (cleared, never left standing). */
+  SheetView.prototype.stale = function () {
+    if (this.output.hidden && this.box.getAttribute("data-state") === "empty") return;
+    this.output.hidden = true;
+    this.status.textContent = "";
+    setAttr(this.box, "data-state", "empty");
+  };
+
+  function startSheet(doc, sizer) {
+    if (!doc.getElementById("sizer-sheet") || !sizer.data.sheet) return null;
+    var view = new SheetView(sizer);
+    view.button.addEventListener("click", function () {
+      view.copy();
+    });
+    var stale = function () {
+      view.stale();
+    };
+    sizer.form.addEventListener("input", stale);
+    sizer.form.addEventListener("change", stale);
+    // The model's name: a published model chosen by name; a config typed or read from a file
+    // has none the page knows.
+    if (sizer.modelPreset) {
+      sizer.modelPreset.addEventListener("change", function () {
+        var chosen = (sizer.data.presets || []).filter(function (preset) {
+          return preset.name === sizer.modelPreset.value;
+        })[0];
+        view.model = chosen ? { name: chosen.name, hfRepo: chosen.hf_repo } : { name: null, hfRepo: null };
+        view.stale();
+      });
+    }
+    [sizer.configText, sizer.configFile].forEach(function (el) {
+      if (!el) return;
+      el.addEventListener(el === sizer.configFile ? "change" : "input", function () {
+        view.model = { name: null, hfRepo: null };
+        view.stale();
+      });
+    });
+    return view;
+  }
+
   var api = {
     rational: rational,
     exact: exact,
@@ -5781,6 +6056,8 @@
     vllmFit: vllmFit,
     vllmFitFlags: vllmFitFlags,
     fitPositions: fitPositions,
+    sheetMarkdown: sheetMarkdown,
+    sizerSheet: sizerSheet,
     compute: compute,
     trainingPlan: trainingPlan,
     texts: texts,
