@@ -158,11 +158,13 @@ _CODE_MASKS = (
     re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|«[^»]*»|「[^」]*」|`[^`]*`"),  # quoted, in code
     re.compile(r"\{[^{}\s]*\}"),  # a template's placeholder
     re.compile(r"https?://\S+"),
-    re.compile(r"--?[A-Za-z][\w-]*"),  # options
     re.compile(r"\S*[/\\]\S*"),  # paths
     re.compile(
         r"[A-Za-z0-9_.-]+\.(?:py|json|md|ipynb|csv|yml|zip|gguf|safetensors|txt)(?![A-Za-z])"
+        r"(?:#[\w-]+)?"  # a page's section: load-specification.md#fit
     ),
+    # After the file names: an option's pattern would cut `load-specification.md` at its hyphen.
+    re.compile(r"--?[A-Za-z][\w-]*"),  # options
     re.compile(r"[A-Za-z_][\w.]*\(\)"),  # a call: empty_cache()
 )
 _WORDS = re.compile(r"[A-Za-z]+")

@@ -31,11 +31,20 @@ from iteragpu.i18n.messages import message
 from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
-    from iteragpu.cli.fit_request import CardName
     from iteragpu.parallel.fit import FitAnswer
     from iteragpu.parallel.reconcile import Reconciliation
 
 DECIMALS = 2
+
+
+class CardName:
+    """A catalogue card as `fit` names it: its id and name."""
+
+    __slots__ = ("id", "name")
+
+    def __init__(self, card_id: str, name: str) -> None:
+        self.id = card_id
+        self.name = name
 
 
 def _version(runtime: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from iteragpu.cli.fit_output import CardName
 from iteragpu.cli.language import reads_decimal_comma
 from iteragpu.core.numbers import InputError
 
@@ -19,16 +20,6 @@ if TYPE_CHECKING:
 
 MAX_CAPACITY_BYTES = 10**15  # a petabyte: above any card
 _VLLM_GIB = re.compile(r"^-?\d+(?:\.\d+)?$")  # how vLLM prints GiB: round(x, 2)'s repr
-
-
-class CardName:
-    """A catalogue card as `fit` names it: its id and name."""
-
-    __slots__ = ("id", "name")
-
-    def __init__(self, card_id: str, name: str) -> None:
-        self.id = card_id
-        self.name = name
 
 
 def card_capacity(

@@ -144,6 +144,8 @@ _STAGE_FIGURE = re.compile(r"(vllm|transformers)_stage_([0-9]+)")
 _NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
 _CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
 _CARD_COST = re.compile(r"(\w+?)_series_cost_usd")
+# What fits on each catalogue card (iteragpu.examples: fit-load-spec-cards).
+_CARD_FIT = re.compile(r"(\w+?)_(declared_gib|sequences_at_most)")
 
 
 def figure_label(f: Figure, lang: str) -> str:
@@ -176,6 +178,13 @@ def figure_label(f: Figure, lang: str) -> str:
         from iteragpu.gpus.catalog import card
 
         return message("figure_card_series_cost", lang, card=card(match[1].replace("_", "-")).name)
+    if match := _CARD_FIT.fullmatch(key):
+        from iteragpu.gpus.catalog import card
+
+        name = card(match[1].replace("_", "-")).name
+        fits = {"declared_gib": "figure_card_declared"}
+        label = fits.get(match[2], "figure_card_sequences_at_most")
+        return message(label, lang, card=name)
     if match := _CARD_FIGURE.fullmatch(key):
         from iteragpu.gpus.catalog import card
 

@@ -93,8 +93,10 @@ def _vector(name: str, text: str, card: str, case: tuple[Any, ...]) -> dict[str,
 
 def fit_vectors() -> list[dict[str, Any]]:
     """Every config under every case, on every card of CARDS."""
-    texts = {name: json.dumps({**config, "max_position_embeddings": 4096 * (i + 1)})
-             for i, (name, config) in enumerate(CONFIGS.items())}
+    texts = {
+        name: json.dumps({**config, "max_position_embeddings": 4096 * (i + 1)})
+        for i, (name, config) in enumerate(CONFIGS.items())
+    }
     for name in PRESETS:
         preset = find_preset(name)
         assert preset is not None, name
