@@ -9,6 +9,7 @@ own functions by test_fit_rules.py.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -213,9 +214,19 @@ def test_report_prints_the_items_in_the_readers_language(tmp_path: Path, lang: s
     result = report("--vllm-log", str(log_file), "--model", path, "--lang", lang)
     assert result.exit_code == 0, result.output
     assert str(log_file) in result.stdout and "0.34.0" in result.stdout
+    # Where each setting came from and the units that count things, in the reader's words: the
+    # settings' names are vLLM's identifiers, the rest is not English.
+    text = result.stdout.replace(str(log_file), " ").replace(path, " ")
+    english = {"default", "option", "blocks", "tokens", "cells", "all"}
+    english |= {"log"} if lang == "ko" else set()  # "log" is an Indonesian word too
+    assert not english & set(re.findall(r"[A-Za-z]+", text)), text
     as_json = report("--vllm-log", str(log_file), "--model", path, "--json")
     data = json.loads(as_json.stdout)
     assert set(data) == {"runtime", "path", "log", "log_version", "settings", "items", "notes"}
+    # The JSON's settings keep their stable form: the value, then its source in English.
+    assert data["settings"]["tensor_parallel_size"] == "2 (log)"
+    assert data["settings"]["block_size"] == "64 (default)"
+    assert {i["unit"] for i in data["items"]} >= {"blocks", "tokens", "x"}
     assert {i["status"] for i in data["items"]} >= {"within_range", "differs"}
 
 

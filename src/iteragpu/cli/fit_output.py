@@ -32,7 +32,7 @@ from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
     from iteragpu.parallel.fit import FitAnswer
-    from iteragpu.parallel.reconcile import Reconciliation
+    from iteragpu.parallel.reconcile import Reconciliation, Setting
 
 DECIMALS = 2
 
@@ -250,7 +250,7 @@ def reconciliation_json(result: Reconciliation) -> dict[str, Any]:
         "path": result.path,
         "log": result.log_path,
         "log_version": result.version,
-        "settings": dict(result.settings),
+        "settings": {setting.name: setting.text() for setting in result.settings},
         "items": [
             {
                 "item": i.item,
@@ -284,7 +284,20 @@ def _localized(text: str | None, lang: str) -> str:
     return re.sub(r"[+-]?\d[\d,]*(?:\.\d+)?", one, text)
 
 
+def _setting_text(setting: Setting, lang: str) -> str:
+    """`tensor_parallel_size 2 (log)` in the reader's words: the name is the runtime's."""
+    value = message("rec_value_all", lang) if setting.value == "all" else setting.value
+    if not setting.source:
+        return f"{setting.name} {value}"
+    where = message(f"rec_source_{setting.source}", lang)
+    if setting.detail:
+        where = message("rec_source_detail", lang, source=where, detail=setting.detail)
+    return message("rec_setting", lang, name=setting.name, value=value, source=where)
+
+
 def reconciliation_text(result: Reconciliation, lang: str) -> str:
+    from iteragpu.parallel.reconcile import UNIT_WORDS
+
     version = result.version or message("rec_version_unknown", lang)
     title = message(
         f"rec_title_{'llamacpp' if result.runtime == 'llama.cpp' else 'vllm'}",
@@ -293,7 +306,7 @@ def reconciliation_text(result: Reconciliation, lang: str) -> str:
         version=version,
         path=result.path,
     )
-    settings = ", ".join(f"{name} {value}" for name, value in result.settings)
+    settings = ", ".join(_setting_text(setting, lang) for setting in result.settings)
     headers = [
         message("rec_item_header", lang),
         message("rec_gpu_header", lang),
@@ -310,7 +323,7 @@ def reconciliation_text(result: Reconciliation, lang: str) -> str:
             [
                 message(f"rec_item_{name}", lang, name=extra),
                 "–" if i.rank is None else format_number(i.rank, 0, lang),
-                i.unit,
+                message(f"rec_unit_{i.unit}", lang) if i.unit in UNIT_WORDS else i.unit,
                 _localized(i.computed, lang),
                 _localized(i.logged, lang),
                 _localized(i.difference, lang),

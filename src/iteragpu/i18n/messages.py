@@ -851,6 +851,18 @@ TEXTS: Final[dict[str, str]] = {
     "rec_title_llamacpp": N_("{log} (llama.cpp) beside the plan of {path}"),
     "rec_version_unknown": N_("version not printed"),
     "rec_settings": N_("Settings: {settings}"),
+    # One setting of the run: the runtime's name, its value, where it came from.
+    "rec_setting": N_("{name} {value} ({source})"),
+    "rec_source_option": N_("option"),
+    "rec_source_log": N_("log"),
+    "rec_source_default": N_("default"),
+    "rec_source_detail": N_("{source}: {detail}"),
+    "rec_value_all": N_("all"),
+    # The units of the items that count a runtime's things (GiB and MiB stay as they are).
+    "rec_unit_blocks": N_("blocks"),
+    "rec_unit_tokens": N_("tokens"),
+    "rec_unit_cells": N_("cells"),
+    "rec_unit_x": N_("times"),
     "rec_item_header": N_("Item"),
     "rec_gpu_header": N_("GPU"),
     "rec_unit_header": N_("Unit"),

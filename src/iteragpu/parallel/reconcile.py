@@ -32,10 +32,32 @@ MEASURED_ONLY: Final = "measured_only"  # the runtime measured it; nothing compu
 NOT_LOGGED: Final = "not_logged"  # computed; the log does not print it
 
 
+# Units that are counts of a runtime's things; the text says them in the reader's words.
+UNIT_WORDS: Final = ("blocks", "tokens", "x", "cells")
+
+# Where a setting came from: the reader's option, the log's line, the runtime's default; "" for
+# a setting that is inferred (the KV sizing mode, from whether the log extended its cache).
+SOURCES: Final = ("option", "log", "default", "")
+
+
+class Setting(Record):
+    name: str  # the runtime's own name: tensor_parallel_size, n_gpu_layers...
+    value: str  # "all" for llama.cpp's every layer
+    source: str  # one of SOURCES
+    detail: str | None = None  # what the log named (llama.cpp's devices)
+
+    def text(self) -> str:
+        """`value (source[: detail])`, the JSON's form."""
+        if not self.source:
+            return self.value
+        where = f"{self.source}: {self.detail}" if self.detail else self.source
+        return f"{self.value} ({where})"
+
+
 class LogItem(Record):
     item: str  # weights, available_budget, blocks, cache_tokens, concurrency, max_model_len...
     rank: int | None  # the GPU, or None for the whole run
-    unit: str  # "GiB", "MiB", "blocks", "tokens", "x", "cells"
+    unit: str  # "GiB", "MiB", "blocks", "tokens", "x", "cells" (UNIT_WORDS: said in words)
     computed: str | None  # in the runtime's own rounding
     logged: str | None
     difference: str | None  # logged - computed, same unit
@@ -47,7 +69,7 @@ class Reconciliation(Record):
     path: str  # the model
     log_path: str
     version: str | None  # the version the log names
-    settings: tuple[tuple[str, str], ...]  # what the planner was given, and where from
+    settings: tuple[Setting, ...]  # what the planner was given, and where from
     items: tuple[LogItem, ...]
     notes: tuple[str, ...]
 
@@ -82,16 +104,16 @@ def reconcile_vllm(
     from iteragpu.parallel import vllm_rules as rules
     from iteragpu.parallel.plan import plan_split
 
-    settings: list[tuple[str, str]] = []
+    settings: list[Setting] = []
 
     def chosen(name: str, given: object, logged: str | None, default: str) -> str:
         if given is not None:
-            settings.append((name, f"{given} (option)"))
+            settings.append(Setting(name, str(given), "option"))
             return str(given)
         if logged is not None:
-            settings.append((name, f"{logged} (log)"))
+            settings.append(Setting(name, logged, "log"))
             return logged
-        settings.append((name, f"{default} (default)"))
+        settings.append(Setting(name, default, "default"))
         return default
 
     tp_text = chosen("tensor_parallel_size", tp, log.setting("tensor_parallel_size"), "1")
@@ -99,9 +121,9 @@ def reconcile_vllm(
     kv_text = chosen("kv_cache_dtype", kv_dtype, log.setting("kv_cache_dtype"), "auto")
     dtype_text = chosen("dtype", dtype, log.setting("dtype"), "auto")
     block = log.block_size or rules.BLOCK_SIZE
-    settings.append(("block_size", f"{block} ({'log' if log.block_size else 'default'})"))
+    settings.append(Setting("block_size", str(block), "log" if log.block_size else "default"))
     extensible = log.extended_blocks is not None
-    settings.append(("kv_sizing", "extensible" if extensible else "profiled"))
+    settings.append(Setting("kv_sizing", "extensible" if extensible else "profiled", ""))
     try:
         tp_count, pp_count = int(tp_text), int(pp_text)
     except ValueError:
@@ -343,19 +365,21 @@ def reconcile_llama(
     gpu_names = [name for name, _ in log.kv_buffers if device_index(name) is not None]
     gpus = max(len(gpu_names), 1)
     settings = [
-        ("cells_per_stream", f"{cells} (log)"),
-        ("n_seq_max", f"{seqs} (log)"),
-        ("type_k", f"{k_type} (log)"),
-        ("type_v", f"{v_type} (log)"),
-        ("gpus", f"{gpus} (log: {', '.join(gpu_names) or 'none'})"),
+        Setting("cells_per_stream", str(cells), "log"),
+        Setting("n_seq_max", str(seqs), "log"),
+        Setting("type_k", k_type, "log"),
+        Setting("type_v", v_type, "log"),
+        Setting("gpus", str(gpus), "log", ", ".join(gpu_names) or None),
     ]
     offloaded = log.offloaded
     gpu_layers = None if offloaded is None else offloaded[0]
     settings.append(
-        ("n_gpu_layers", f"{gpu_layers} (log)" if gpu_layers is not None else "all (default)")
+        Setting("n_gpu_layers", str(gpu_layers), "log")
+        if gpu_layers is not None
+        else Setting("n_gpu_layers", "all", "default")
     )
     if tensor_split is not None:
-        settings.append(("tensor_split", ",".join(str(s) for s in tensor_split) + " (option)"))
+        settings.append(Setting("tensor_split", ",".join(str(s) for s in tensor_split), "option"))
     context = cells * streams
     plan = plan_split(
         SplitRequest(
