@@ -210,6 +210,9 @@ def test_a_reader_meets_no_english_and_no_foreign_number(site: Path, lang: str) 
 _OUTPUT = re.compile(r'<span class="go">(.*?)</span>', re.S)
 # A line of JSON output (`"kv_cache_gb": "4.294967296"`): machine-readable, the same everywhere.
 _JSON_LINE = re.compile(r'^\s*"\w+": ')
+# An option and its value in a command the output gives to paste (`vllm serve ...
+# --gpu-memory-utilization 1.0`): the runtime's syntax, the same in every language.
+_OPTION_VALUE = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*(?:[ =](?!-)\S+)?")
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -224,7 +227,7 @@ def test_the_output_of_code_on_a_page_is_in_its_language(site: Path, lang: str) 
                     continue
                 # Quotes off: the detectors leave quoted text alone, and a repr ('13.04') is
                 # what a doctest prints.
-                shown = line.replace("'", " ").replace('"', " ")
+                shown = _OPTION_VALUE.sub(" ", line.replace("'", " ").replace('"', " "))
                 problems += [f"{page}: {problem} in {line!r}" for problem in _foreign(shown, lang)]
     assert problems == []
 
