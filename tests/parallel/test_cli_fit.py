@@ -4,6 +4,7 @@ keys, and every refusal on one line with exit 2; CliRunner, fixed width."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,27 @@ def test_refusals_are_one_line_and_exit_2(llama: str, args: list[str], fragment:
     assert len(lines) == 1 and "Traceback" not in result.output
     if fragment != "rtx":
         assert fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("lang", "tokens", "capacity"),
+    [("ko", "131,072", "25,769,803,776"), ("id", "131.072", "25.769.803.776")],
+)
+def test_a_load_that_does_not_fit_is_said_in_the_readers_numbers(
+    llama: str, lang: str, tokens: str, capacity: str
+) -> None:
+    """The figures fit computed (the load tried, the card, what the fullest GPU lacks) in the
+    reader's number format, the lack rounded up to 0.01 GiB."""
+    result = run(
+        llama, "--gpu", "rtx-3090", "--tokens", "131072", "--sequences", "64", "--lang", lang
+    )
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert tokens in line and capacity in line, line
+    lack = re.search(r"(\d[\d.,]*) GiB", line)
+    assert lack is not None, line
+    whole, _, places = lack[1].rpartition("," if lang == "id" else ".")
+    assert len(places) == 2 and whole, line
 
 
 def test_the_cards_fit_reads_are_the_catalogues() -> None:

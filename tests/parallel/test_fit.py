@@ -160,12 +160,17 @@ def test_vllm_exact_blocks_hold_vllms_own_count(tmp_path: Path, index: int) -> N
     )
     assert answer.exact and answer.blocks is not None
     theirs = case["vllm"]
+    # The printed GiB is rounded to 0.01 (about 10.7 MB), more than a block of these layouts:
+    # the answer is the range the rounding leaves, and vLLM's own figures lie inside it.
     assert answer.blocks[0] <= theirs["num_blocks"] <= answer.blocks[1]
     assert answer.cache_tokens is not None and answer.concurrency is not None
-    if answer.blocks[0] == theirs["num_blocks"]:
+    assert answer.cache_tokens[0] <= theirs["cache_tokens"] <= answer.cache_tokens[1]
+    low, high = (Fraction(text) for text in answer.concurrency)
+    assert low <= Fraction(theirs["concurrency"]) <= high
+    # The context answered is the one every count of the range holds: at most vLLM's.
+    assert answer.tokens <= theirs["max_model_len"]
+    if not case["auto"]:
         assert answer.tokens == theirs["max_model_len"]
-        assert answer.cache_tokens[0] == theirs["cache_tokens"]
-        assert answer.concurrency[0] == theirs["concurrency"]
 
 
 def test_the_extensible_cache_is_never_called_exact(tmp_path: Path) -> None:

@@ -78,7 +78,16 @@ def fail(text: str, lang: str, code: int = EXIT_INVALID_INPUT) -> NoReturn:
 
 def refuse(error: InputError, lang: str) -> NoReturn:
     """Report a refused input (`InputError`, `EvidenceError`) in the reader's language."""
-    text = translate(_catalogued(error.template, lang), lang, **error.values)
+    values = dict(error.values)
+    if error.numbers:
+        from fractions import Fraction
+
+        from iteragpu.i18n.numbers import format_number
+
+        for name in error.numbers:
+            places = len(values[name].partition(".")[2])
+            values[name] = format_number(Fraction(values[name]), places, lang)
+    text = translate(_catalogued(error.template, lang), lang, **values)
     path = getattr(error, "path", None)  # the file an `EvidenceError` is about
     fail(text if path is None else f"{path}: {text}", lang)
 

@@ -72,6 +72,9 @@ class InputError(ValueError):
 
     # The two values an ambiguous suffix may mean (decimal, binary); None for other refusals.
     readings: tuple[Fraction, Fraction] | None = None
+    # The values that are figures the program computed (not the reader's input echoed back): the
+    # CLI writes them in the reader's number format (`131.072` in Indonesian).
+    numbers: tuple[str, ...] = ()
 
     def __init__(self, template: str, reason: str = "invalid", **values: str) -> None:
         super().__init__(template.format(**values) if values else template)

@@ -603,11 +603,12 @@ def _positions(request: FitRequest, model: SplitModel) -> int | None:
 def _does_not_fit(
     request: FitRequest, room: _Room, target: tuple[int, int], short: Fraction
 ) -> None:
-    from iteragpu.core.numbers import exact_decimal_text
+    from iteragpu.core.numbers import round_half_up
     from iteragpu.core.units import to_unit
 
-    lack = exact_decimal_text(to_unit(short, "GiB"), 2)
-    raise FitError(
+    # Rounded up to the next 0.01 GiB: what the GPU lacks is at least this, never less.
+    lack = format(round_half_up(Fraction(-(-to_unit(short, "GiB") * 100 // 1), 100), 2), "f")
+    error = FitError(
         "{runtime} cannot hold {tokens} tokens x {sequences} sequences on {gpus} GPU(s) of "
         "{capacity} B: its fullest GPU lacks {lack} GiB in the closest split tried",
         "fit_does_not_fit",
@@ -618,6 +619,8 @@ def _does_not_fit(
         capacity=str(request.capacity_bytes),
         lack=lack,
     )
+    error.numbers = ("tokens", "sequences", "gpus", "capacity", "lack")
+    raise error
 
 
 def _answer(
