@@ -223,6 +223,15 @@ def test_llamacpp_offloads_fewer_layers_when_all_do_not_fit(tmp_path: Path) -> N
     assert answer.gpu_layers < 5
     assert dict(answer.flags)["-ngl"] == str(answer.gpu_layers)
 
+    def holds(gpu_layers: int) -> bool:  # llama.cpp's plan with 1 GiB kept free, as fit keeps
+        request = SplitRequest(
+            path, 256, 1, "llama.cpp", gpu_layers=gpu_layers, reserve_gib=Fraction(1)
+        )
+        return all(r.total_bytes <= capacity for r in plan_split(request).ranks)
+
+    # the most layers that fit: one more does not
+    assert holds(answer.gpu_layers) and not holds(answer.gpu_layers + 1)
+
 
 def test_transformers_sliding_layers_and_the_planner(tmp_path: Path) -> None:
     path = folder(
