@@ -112,14 +112,31 @@ def _stated(items: Any) -> Measured:
 
 
 def _train(family: str, precision: str, optimizer: str, fused: bool = False) -> dict[str, Any]:
-    """One run: two micro-steps of gradient accumulation, then one real optimizer step.
-    Returns, per parameter name, what it holds, and the run's shared state tensors."""
+    """One full run of a family's tiny model: its weights cast to the precision's dtype, then
+    `_step`."""
     model = copy.deepcopy(_model(family)).to(getattr(torch, weight_dtype(precision)))
-    named = list(model.named_parameters())
+    return {"model": model, **_step(model, precision, optimizer, fused)}
+
+
+QMAPS = ("qmap1", "qmap2")  # bitsandbytes' name2qmap tensors, one object for every parameter
+
+
+def _step(model: Any, precision: str, optimizer: str, fused: bool = False) -> dict[str, Any]:
+    """Two micro-steps of gradient accumulation, then one real optimizer step, over the
+    model's trainable parameters (`requires_grad`; a PEFT model's adapters and saved copies).
+    Returns, per trainable parameter name (as `named_parameters` yields it), what it holds,
+    and the run's shared state tensors. A frozen parameter must hold no gradient."""
+    everything = list(model.named_parameters())
+    named = [(n, p) for n, p in everything if p.requires_grad]
     params = [p for _, p in named]
     master = precision == "bf16-master"
-    # bf16-master: fp32 copies of the bf16 parameters, owned by the optimizer
-    stepped = [torch.nn.Parameter(p.detach().float()) for p in params] if master else params
+    # bf16-master: fp32 copies of the 16-bit trainable parameters, owned by the optimizer; a
+    # parameter already in fp32 (a PEFT adapter) is stepped as it is (Megatron-LM's
+    # Float16OptimizerWithFloat16Params keeps such ones in `fp32_from_fp32_groups`, no copy).
+    half = (torch.bfloat16, torch.float16)
+    stepped = [
+        torch.nn.Parameter(p.detach().float()) if master and p.dtype in half else p for p in params
+    ]
     opt = _optimizer(optimizer, stepped, fused)
     scaler = torch.amp.GradScaler("cpu") if precision == "autocast-fp16" else None
     autocast = {"autocast-bf16": torch.bfloat16, "autocast-fp16": torch.float16}.get(precision)
@@ -134,8 +151,10 @@ def _train(family: str, precision: str, optimizer: str, fused: bool = False) -> 
         grads.append([(p.grad.data_ptr(), _bytes(p.grad)) for p in params])
     # gradient accumulation adds nothing: the same `.grad` storage, accumulated in place
     assert grads[0] == grads[1]
-    if master:
-        for m, p in zip(stepped, params, strict=True):
+    frozen = [n for n, p in everything if not p.requires_grad and p.grad is not None]
+    assert not frozen, f"frozen parameters hold a gradient: {frozen[:3]}"
+    for m, p in zip(stepped, params, strict=True):
+        if m is not p:
             m.grad = p.grad.float()
     assert len(opt.state) == 0  # no optimizer state before the first step
     if scaler:
@@ -143,23 +162,17 @@ def _train(family: str, precision: str, optimizer: str, fused: bool = False) -> 
         scaler.update()
     else:
         opt.step()
-    if master:
-        with torch.no_grad():
-            for m, p in zip(stepped, params, strict=True):
+    with torch.no_grad():
+        for m, p in zip(stepped, params, strict=True):
+            if m is not p:
                 p.copy_(m)
-    # a tensor held under several parameters' states is the optimizer's own, shared (qmaps)
-    seen: dict[int, int] = {}
-    for s in stepped:
-        for value in opt.state[s].values():
-            if torch.is_tensor(value):
-                seen[id(value)] = seen.get(id(value), 0) + 1
     held: dict[str, Measured] = {}
     shared: dict[str, Any] = {}
     for (name, p), s in zip(named, stepped, strict=True):
         measured: Measured = {
             ("gradient", "grad"): (tuple(p.grad.shape), _dtype(p.grad), _bytes(p.grad))
         }
-        if master:
+        if s is not p:
             measured[("master_weight", "master")] = (tuple(s.shape), _dtype(s), _bytes(s))
             measured[("master_gradient", "master_grad")] = (
                 tuple(s.grad.shape),
@@ -169,15 +182,16 @@ def _train(family: str, precision: str, optimizer: str, fused: bool = False) -> 
         for key, value in opt.state[s].items():
             if not torch.is_tensor(value):
                 assert (optimizer, key, type(value)) == ("adamw-8bit", "step", int)
-            elif seen[id(value)] > 1:
-                shared[key] = value
+            elif key in QMAPS:
+                # held once per run: the same tensor under every 8-bit parameter's state
+                assert shared.setdefault(key, value) is value
             else:
                 measured[("optimizer", key)] = (tuple(value.shape), _dtype(value), _bytes(value))
         held[name] = measured
     if scaler:
         assert not scaler._per_optimizer_states  # update() drops the per-step found_inf
         shared.update(scale=scaler._scale, growth_tracker=scaler._growth_tracker)
-    return {"model": model, "held": held, "shared": shared}
+    return {"held": held, "shared": shared}
 
 
 SETUPS = [

@@ -298,6 +298,13 @@ def _held(
         trains_bias = is_bias and (bias == "all" or (bias == "lora_only" and module in targets))
         if module in quantized and param.leaf == "weight":
             yield from _quantized(prefix, param.elements, request.double_quant)
+        elif module in quantized:
+            # bitsandbytes 0.50.2 nn/modules.py Linear4bit.forward: `x = x.to(self.compute_dtype)`,
+            # then `bias.data = bias.data.to(x.dtype)`: at the first forward a 4-bit layer's bias
+            # leaves prepare_model_for_kbit_training's float32 for the compute dtype, and is held,
+            # trained (its `.grad`, its optimizer states) and frozen in it from then on. The
+            # compute dtype (bnb_4bit_compute_dtype) is taken as the precision's weight dtype.
+            yield TrainTensor(prefix, param.shape, base, "base", trains_bias)
         else:
             yield TrainTensor(prefix, param.shape, dtype_of(param), "base", trains_bias)
         if module in targets and param.leaf == "weight":

@@ -3647,6 +3647,9 @@
       var dtype = qlora || p.float32 ? "float32" : base;
       if (has(quantized, module) && p.leaf === "weight") {
         quantizedTensors(prefix, p.elements, request.doubleQuant, training.constants, out);
+      } else if (has(quantized, module)) {
+        // adapters._held: a 4-bit layer's bias is cast to the compute dtype at the first forward
+        out.push(trainTensor(prefix, p.shape, base, "base", false));
       } else {
         out.push(trainTensor(prefix, p.shape, dtype, "base", false));
       }
