@@ -43,7 +43,9 @@ class Tally:
     element size, and turned into bytes once (a 671B model on 16 ranks adds some 15,000)."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, str, str, Fraction], list[int]] = {}
+        # The element size is keyed as its (numerator, denominator): hashing a Fraction
+        # computes a modular inverse, and the key is hashed at every add.
+        self._rows: dict[tuple[str, str, str, int, int], list[int]] = {}
 
     def add(
         self,
@@ -56,7 +58,13 @@ class Tally:
     ) -> None:
         if elements == 0:
             return
-        key = (where or section(spec), name or spec.name, how, element_bytes)
+        key = (
+            where or section(spec),
+            name or spec.name,
+            how,
+            element_bytes.numerator,
+            element_bytes.denominator,
+        )
         row = self._rows.get(key)
         if row is None:
             self._rows[key] = [1, elements]
@@ -66,11 +74,11 @@ class Tally:
 
     def shares(self) -> tuple[TensorShare, ...]:
         merged: dict[tuple[str, str, str], list[int | Fraction]] = {}
-        for (where, name, how, size), (count, elements) in self._rows.items():
+        for (where, name, how, numerator, denominator), (count, elements) in self._rows.items():
             row = merged.setdefault((where, name, how), [0, 0, Fraction(0)])
             row[0] += count
             row[1] += elements
-            row[2] += elements * size
+            row[2] += Fraction(elements * numerator, denominator)
         return tuple(
             TensorShare(name, where, how, int(row[0]), int(row[1]), Fraction(row[2]))
             for (where, name, how), row in merged.items()
