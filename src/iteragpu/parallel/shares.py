@@ -14,7 +14,7 @@ from fractions import Fraction
 from iteragpu.models.config import ModelConfig
 from iteragpu.models.kv import Cache, LayerLayout, estimate_kv
 from iteragpu.models.recipe import TensorSpec
-from iteragpu.parallel.records import REPEATED, SplitError, TensorShare
+from iteragpu.parallel.records import REPEATED, RankPlan, SplitError, TensorShare
 
 
 def chunk(size: int, parts: int, index: int) -> int:
@@ -93,6 +93,38 @@ def weights_of(shares: Iterable[TensorShare]) -> tuple[Fraction, Fraction]:
         if share.how in REPEATED:
             repeated += share.byte_count
     return total, repeated
+
+
+def tp_rank_plan(
+    tally: Tally,
+    stage: int,
+    tp: int,
+    tp_rank: int,
+    span: tuple[int, int],
+    kv: tuple[Fraction, int, Fraction],
+    reserve: Fraction,
+) -> RankPlan:
+    """One GPU of a tensor- and pipeline-parallel split (Transformers, vLLM): its tensors as
+    tallied, numbered stage by stage; `kv` is (bytes per token, token slots, cache bytes). With
+    one TP rank nothing is held twice within a stage."""
+    shares = tally.shares()
+    weights, repeated = weights_of(shares)
+    per_token, slots, kv_bytes = kv
+    return RankPlan(
+        stage * tp + tp_rank,
+        "gpu",
+        tp_rank,
+        stage,
+        span,
+        shares,
+        weights,
+        repeated if tp > 1 else Fraction(0),
+        per_token,
+        slots,
+        kv_bytes,
+        Fraction(0),
+        reserve,
+    )
 
 
 def rank_kv(

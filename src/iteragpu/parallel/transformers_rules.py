@@ -49,13 +49,12 @@ from iteragpu.parallel.records import (
     REPLICATED,
     ROW,
     VOCAB,
-    RankPlan,
     SplitError,
     SplitModel,
     SplitPlan,
     SplitRequest,
 )
-from iteragpu.parallel.shares import Tally, chunk, rank_kv, refuse_states, weights_of
+from iteragpu.parallel.shares import Tally, chunk, rank_kv, refuse_states, tp_rank_plan
 
 VERSION: Final = "5.24.0"
 RUNTIME: Final = "transformers"
@@ -326,25 +325,8 @@ def plan(
             tally = Tally()
             for spec, how, shares, size in held:
                 tally.add(spec, how, shares[tp_rank], size)
-            shares_held = tally.shares()
-            weights, repeated = weights_of(shares_held)
-            ranks.append(
-                RankPlan(
-                    stage * tp + tp_rank,
-                    "gpu",
-                    tp_rank,
-                    stage,
-                    span,
-                    shares_held,
-                    weights,
-                    repeated if tp > 1 else Fraction(0),
-                    per_token,
-                    request.tokens * request.sequences,
-                    kv_bytes,
-                    Fraction(0),
-                    reserve,
-                )
-            )
+            kv = (per_token, request.tokens * request.sequences, kv_bytes)
+            ranks.append(tp_rank_plan(tally, stage, tp, tp_rank, span, kv, reserve))
     notes = ["cache_dynamic_prompt_peak", "activations_not_counted"]
     return SplitPlan(
         RUNTIME,

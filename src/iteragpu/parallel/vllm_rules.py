@@ -54,13 +54,12 @@ from iteragpu.parallel.records import (
     REPLICATED,
     ROW,
     VOCAB,
-    RankPlan,
     SplitError,
     SplitModel,
     SplitPlan,
     SplitRequest,
 )
-from iteragpu.parallel.shares import Tally, divide, refuse_states, weights_of
+from iteragpu.parallel.shares import Tally, divide, refuse_states, tp_rank_plan
 
 VERSION: Final = "0.34.0"
 RUNTIME: Final = "vllm"
@@ -406,25 +405,8 @@ def plan(
                     continue  # norm, lm_head
                 for how, elements in parts:
                     tally.add(spec, how, elements[tp_rank], size)
-            shares = tally.shares()
-            weights, repeated = weights_of(shares)
-            ranks.append(
-                RankPlan(
-                    stage * tp + tp_rank,
-                    "gpu",
-                    tp_rank,
-                    stage,
-                    span,
-                    shares,
-                    weights,
-                    repeated if tp > 1 else Fraction(0),
-                    per_token,
-                    slots,
-                    per_token * slots,
-                    Fraction(0),
-                    reserve,
-                )
-            )
+            kv = (per_token, slots, per_token * slots)
+            ranks.append(tp_rank_plan(tally, stage, tp, tp_rank, span, kv, reserve))
     return SplitPlan(
         RUNTIME,
         config.model_type,
