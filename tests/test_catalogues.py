@@ -144,12 +144,12 @@ def test_a_missing_or_incomplete_catalogue_is_reported(tmp_path: Path) -> None:
     assert catalogues.problems(lang, tmp_path) == []
     text = po.read_text("utf-8")
     # One message gone, another untranslated: both reported, and the .mo no longer Babel's.
-    without = re.sub(r'\nmsgid "Rough range"\nmsgstr "[^"]*"\n', "\n", text)
+    without = re.sub(r'\nmsgid "First estimate"\nmsgstr "[^"]*"\n', "\n", text)
     untranslated = re.sub(r'(\nmsgid "Rank"\nmsgstr )"[^"]*"', r'\1""', without)
     assert untranslated != without != text
     po.write_text(untranslated, "utf-8")
     found = "\n".join(catalogues.problems(lang, tmp_path))
-    assert "no entry for 'Rough range'" in found
+    assert "no entry for 'First estimate'" in found
     assert "untranslated or fuzzy: 'Rank'" in found
     assert "not what Babel compiles" in found
 

@@ -76,8 +76,8 @@ def test_weights_json_accepts_every_count_spelling(params: str) -> None:
     ("lang", "expected"),
     per_language(
         {
-            "ko": ["14,000,000,000", "13.04", "17.04", "가중치만", "개략적 범위", "바이트 (B)"],
-            "id": ["14.000.000.000", "13,04", "17,04", "Bobot saja", "Rentang kasar", "Byte (B)"],
+            "ko": ["14,000,000,000", "13.04", "17.04", "가중치만", "초기 추정치", "바이트 (B)"],
+            "id": ["14.000.000.000", "13,04", "17,04", "Bobot saja", "Perkiraan awal", "Byte (B)"],
         }
     ),
 )

@@ -16,6 +16,7 @@ from iteragpu.docs_tools import figure_check, glossary, gpu_sheets
 from iteragpu.gpus.catalog import load_catalog
 from iteragpu.gpus.shortlist import Status, shortlist
 from iteragpu.i18n.languages import CODES
+from iteragpu.i18n.numbers import format_number
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -150,8 +151,9 @@ def test_cli_short_list_shows_price_unknown_never_zero(lang: str, unknown: str) 
     for card in load_catalog():
         row = rows[card.name]  # rank, card, nominal, declared, margin, margin on paper, cost
         assert row[0] == "-", row  # no rank for a candidate to review
-        # a package of one card for the 3 days asked (an 8-card offer does not price one card)
-        if any(p.cards == 1 and p.days == 3 for p in card.packages):
+        # a package of one card for the 3 days asked, or an hourly offer of one card priced for
+        # them (an 8-card offer does not price one card)
+        if any(p.cards == 1 and p.days in {3, None} for p in card.packages):
             assert row[6] not in {"", unknown}, row
         else:
             assert row[6] == unknown, row
@@ -172,3 +174,46 @@ def test_the_index_page_links_every_sheet_with_its_capacities(lang: str) -> None
             assert cells[2] == words["index_unknown"][lang]
         else:
             assert cells[2] != words["index_unknown"][lang]
+        # The lowest hourly price per GPU with its provider and date, or the date of the search
+        # that found none (never a bare "unknown", never 0).
+        lowest = card.lowest_offer()
+        if lowest is None:
+            assert card.price_search is not None
+            searched = f"`{card.price_search.searched}`"
+            none = words["index_no_price"][lang].replace("{date}", searched)
+            assert cells[3] == none, card.id
+        else:
+            date = lowest.page_date or lowest.seen
+            assert cells[3].endswith(f"({lowest.provider}, `{date}`)"), card.id
+            price = format_number(lowest.gpu_hourly_price, _decimals(cells[3]), lang)
+            assert cells[3].startswith(price + " "), card.id
+    assert "USD" in text.splitlines()[text.splitlines().index(rows[0]) - 2]  # the unit's heading
+
+
+def _decimals(cell: str) -> int:
+    number = cell.split(" ")[0]
+    return len(re.split(r"[.,]", number)[1]) if re.search(r"[.,]", number) else 0
+
+
+@pytest.mark.parametrize("lang", CODES)
+def test_each_sheet_lists_its_hourly_prices_with_sources_or_the_search_date(lang: str) -> None:
+    words = gpu_sheets.load_words().texts
+    for card in load_catalog():
+        text = (DOCS / lang / "docs" / "gpus" / f"{card.id}.md").read_text("utf-8")
+        section = text[text.index("{ #packages }") : text.index("{ #use-it }")]
+        if not card.offers:
+            assert card.price_search is not None and not card.price_search.found
+            searched = f"`{card.price_search.searched}`"
+            assert words["offers_none"][lang].replace("{date}", searched) in section, card.id
+            continue
+        for offer in card.offers:
+            assert f"({offer.url})" in section and f"`{offer.states}`" in section
+            assert f"`{offer.seen}`" in section
+            if offer.page_date:
+                assert f"`{offer.page_date}`" in section
+            if offer.provider_url:
+                assert f"({offer.provider_url})" in section
+            gpu_rate = format_number(offer.gpu_hourly_price, 2, lang).split(
+                "." if lang == "ko" else ","
+            )[0]
+            assert f"| {gpu_rate}" in section, card.id

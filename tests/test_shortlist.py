@@ -6,6 +6,7 @@ import inspect
 import itertools
 import json
 import time
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -188,7 +189,8 @@ def test_cards_to_check_come_in_review_order_by_cost_then_margin_on_paper(
             None if margin is None else margin // 1,
         )
         assert c.rank is None
-        keys.append((c.cost is None, c.cost or 0, margin is None, -(margin or 0)))
+        holds = margin is not None and margin >= 0
+        keys.append((not holds, c.cost is None, c.cost or 0, margin is None, -(margin or 0)))
     assert keys == sorted(keys)
     catalogue = [card.id for card in load_catalog()]
     ties = [c.card.id for c in to_check]
@@ -196,6 +198,52 @@ def test_cards_to_check_come_in_review_order_by_cost_then_margin_on_paper(
         ka, kb = keys[ties.index(a)], keys[ties.index(b)]
         if ka == kb:
             assert catalogue.index(a) < catalogue.index(b)  # ties keep catalogue order
+
+
+def _old_review_key(c: Any) -> tuple[Any, ...]:
+    """The review order before the need's group: cost (no package last), then paper margin."""
+    margin = c.paper_margin_bytes
+    return (c.cost is None, c.cost or 0, margin is None, -(margin or 0))
+
+
+def test_cards_that_hold_the_need_on_paper_come_first_whatever_their_cost() -> None:
+    # 23 GiB: above "24 GB" read as decimal GB (a negative margin on paper), within 24 GiB (so
+    # not excluded). The cheap card does not hold the need on paper; the dear one and the one
+    # without a package do.
+    cheap = _card("cheap", 24, None, "1")
+    dear = _card("dear", 48, None, "9")
+    unpriced = Card("unpriced", "UNPRICED", 80, "test", (), None, ("Test unpriced",))
+    catalog = [cheap, unpriced, dear]
+    ranked = shortlist(Fraction(23), 3, catalog=catalog)
+    assert all(c.status is Status.CHECK_NEEDED and c.rank is None for c in ranked)
+    assert [c.card.id for c in ranked] == ["dear", "unpriced", "cheap"]
+    assert [c.holds_need_on_paper for c in ranked] == [True, True, False]
+    assert ranked[-1].paper_margin_bytes is not None and ranked[-1].paper_margin_bytes < 0
+    # The order before: the cheapest first, though its capacity on paper is below the need.
+    assert min(ranked, key=_old_review_key).card.id == "cheap"
+    # At the bound: a margin of exactly 0 holds the need.
+    exact = shortlist(Fraction(24 * 10**9, GIB), 3, catalog=[dear, cheap])
+    assert [c.card.id for c in exact] == ["cheap", "dear"]  # both hold it: by cost
+    assert by_id(exact)["cheap"].paper_margin_bytes == 0
+    assert by_id(exact)["cheap"].holds_need_on_paper
+
+
+def test_an_incomplete_need_is_a_lower_bound_for_every_candidate() -> None:
+    from iteragpu.gpus.need import ACTIVATIONS, Need, NeedPart, stated_need
+
+    cards = [_card("a", 24, None, "1"), _card("b", 16, None, "1")]
+    need = Need((NeedPart("weights", Fraction(20 * GIB)),), (ACTIVATIONS,))
+    assert not need.complete and need.gib == 20
+    ranked = shortlist(need.gib, 3, catalog=cards, need_missing=need.missing)
+    complete = shortlist(need.gib, 3, catalog=cards)
+    # The verdicts are the lower bound's: an exclusion stands, the margins are the same figures.
+    assert [(c.card.id, c.status) for c in ranked] == [(c.card.id, c.status) for c in complete]
+    assert by_id(ranked)["b"].status is Status.EXCLUDED
+    assert all(c.need_missing == ("activations",) and not c.need_complete for c in ranked)
+    assert all(c.need_complete for c in complete)
+    assert stated_need(Fraction(19)).complete and stated_need(Fraction(19)).stated
+    with pytest.raises(ValueError):
+        Need((), ("weather",))
 
 
 def test_a_card_above_its_declared_capacity_is_listed_last_with_why() -> None:
@@ -228,7 +276,12 @@ def test_a_preference_never_offsets_an_exclusion() -> None:
 
 
 def test_missing_package_and_missing_capacity_are_check_needed() -> None:
-    ranked = shortlist(GUIDE_NEED_GIB, 2)
+    # The guide's cards with their fixed 3-day packages alone (no hourly offer prices 2 days).
+    fixed_only = [
+        replace(c, packages=tuple(p for p in c.packages if isinstance(p, RentalPackage)))
+        for c in GUIDE_CARDS
+    ]
+    ranked = shortlist(GUIDE_NEED_GIB, 2, catalog=fixed_only)
     assert all(c.package is None and c.cost is None for c in ranked)
     assert all(c.requirements[1].status is Status.CHECK_NEEDED for c in ranked)
     mystery = Card(
@@ -236,10 +289,12 @@ def test_missing_package_and_missing_capacity_are_check_needed() -> None:
     )
     ranked = shortlist(GUIDE_NEED_GIB, 3, catalog=[*GUIDE_CARDS, mystery])
     assert memory(by_id(ranked)["mystery"]).reason == "nominal_unknown"
-    # Cheapest, so first to review; still to review, so no rank. No figure: no margin on paper.
-    assert [c.card.id for c in ranked] == ["mystery", "rtx-4090", "rtx-6000-ada"]
+    # Cheapest, but no figure: no margin on paper, so it does not hold the need on paper and
+    # comes after the cards that do; still to review, so no rank.
+    assert [c.card.id for c in ranked] == ["rtx-4090", "rtx-6000-ada", "mystery"]
     assert all(c.rank is None for c in ranked)
-    assert (ranked[0].paper_margin_bytes, ranked[0].paper_basis) == (None, None)
+    mystery_row = by_id(ranked)["mystery"]
+    assert (mystery_row.paper_margin_bytes, mystery_row.paper_basis) == (None, None)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -197,7 +198,7 @@ def _shortlist_7b() -> WorkedExample:
     reserve_gib = GUIDE_RESERVES_GIB["sizing"]
     need = estimate_weights(PARAMETERS_7B, 16, reserve_gib)
     cards = [catalog.card(card_id) for card_id in SHORTLIST_CARD_IDS]
-    packages = [card.packages[0] for card in cards]
+    packages = [card.fixed_packages[0] for card in cards]
     # The guide compares the cards under the same requirements: one card for the same days.
     (days,) = {p.days for p in packages}
     (card_count,) = {p.cards for p in packages}
@@ -236,6 +237,23 @@ def reported_key(prefix: str, unit: str) -> str:
     return f"{prefix}_reported_bytes" if unit == "B" else f"{prefix}_{unit.lower()}"
 
 
+def _decimals(price: Decimal) -> int:
+    """The decimals a price list writes (`0.5904`: 4), never fewer than a cent's two."""
+    exponent = price.as_tuple().exponent
+    return max(2, -exponent if isinstance(exponent, int) else 0)
+
+
+def _price_decimals(value: Fraction, at_least: int) -> int:
+    """The fewest decimals (at least `at_least`) that write `value` exactly; a rate per GPU is
+    an instance's rate divided by its GPUs, a finite decimal for the instances listed."""
+    decimals = at_least
+    while (value * 10**decimals).denominator != 1:
+        decimals += 1
+        if decimals > 12:
+            raise ValueError(f"{value} has no short exact decimal")
+    return decimals
+
+
 def _card_sheet(card_id: str) -> WorkedExample:
     """The figures of one GPU sheet, read from the catalog."""
     card = catalog.card(card_id)
@@ -267,7 +285,7 @@ def _card_sheet(card_id: str) -> WorkedExample:
             _out(f"reading_{number}_bytes", reading.bytes, "B"),
             _out(f"reading_{number}_gib", gib(reading.bytes), "GiB", 2),
         ]
-    for number, package in enumerate(card.packages, 1):
+    for number, package in enumerate(card.fixed_packages, 1):
         figures += [
             _in(f"package_{number}_cards", package.cards),
             _in(f"package_{number}_days", package.days),
@@ -278,6 +296,34 @@ def _card_sheet(card_id: str) -> WorkedExample:
             figures.append(
                 _in(f"package_{number}_hourly_usd", Fraction(package.hourly_price), "USD", 2)
             )
+    for number, offer in enumerate(card.offers, 1):
+        # An hourly offer read on a price list: its rate as the page states it (per GPU or for
+        # the whole instance), with the page's own decimals, and the exact rate per GPU.
+        figures += [
+            _in(f"offer_{number}_cards", offer.cards),
+            _in(
+                f"offer_{number}_hourly_usd",
+                Fraction(offer.hourly_price),
+                "USD",
+                _decimals(offer.hourly_price),
+            ),
+            _out(
+                f"offer_{number}_gpu_hourly_usd",
+                offer.gpu_hourly_price,
+                "USD",
+                _price_decimals(offer.gpu_hourly_price, _decimals(offer.hourly_price)),
+            ),
+        ]
+    lowest = card.lowest_offer()
+    if lowest is not None:
+        figures.append(
+            _out(
+                "lowest_gpu_hourly_usd",
+                lowest.gpu_hourly_price,
+                "USD",
+                _price_decimals(lowest.gpu_hourly_price, _decimals(lowest.hourly_price)),
+            )
+        )
     return WorkedExample(
         id=f"card-{card_id}",
         title={"ko": f"GPU 시트: {card.name}", "id": f"Lembar GPU: {card.name}"},
@@ -792,7 +838,7 @@ HOURS_PER_DAY = 24
 
 def _cost_series(hours_per_run: int) -> WorkedExample:
     cards = [catalog.card(card_id) for card_id in SHORTLIST_CARD_IDS]
-    packages = [card.packages[0] for card in cards]
+    packages = [card.fixed_packages[0] for card in cards]
     (days,) = {p.days for p in packages}
     (card_count,) = {p.cards for p in packages}
     series = COST_SERIES

@@ -243,7 +243,8 @@ NUMBER = N_("NUMBER")
 @_command(
     "weights",
     N_(
-        "Dense weights (parameters x bits / 8) and the rough range with a reserve in GiB.\n\n"
+        "Dense weights (parameters x bits / 8) and the first estimate: weights plus a reserve "
+        "in GiB.\n\n"
         "Bounds: --params at most 1e15, --bits at most 64, --reserve-gib at most 1e6."
     ),
 )
@@ -1011,14 +1012,46 @@ def _train_command() -> Callable[..., None]:
                 ),
             ),
         ] = None,
+        with_shortlist: Annotated[
+            bool,
+            typer.Option(
+                "--shortlist",
+                help=N_(
+                    "Also compare the catalogue's cards for the fullest GPU's model states and "
+                    "the reserve (--days; packages of --gpus cards). The activations are still "
+                    "to measure: the need is a lower bound."
+                ),
+            ),
+        ] = False,
+        days: Annotated[
+            str | None,
+            typer.Option(
+                "--days", metavar=NUMBER, help=N_("Campaign length in days, with --shortlist.")
+            ),
+        ] = None,
+        reserve_gib: Annotated[
+            str | None,
+            typer.Option(
+                "--reserve-gib",
+                metavar=NUMBER,
+                help=N_("Reserve added to the short list's need, in GiB (default 0)."),
+            ),
+        ] = None,
         lang: LangOption = DEFAULT_LANG,
         as_json: JsonOption = False,
     ) -> None:
-        from iteragpu.cli.train_request import train_output, train_request
+        from iteragpu.cli.train_request import train_command, train_output
         from iteragpu.core.numbers import InputError
 
         try:
-            request = train_request(
+            command = train_command(
+                path,
+                with_shortlist=with_shortlist,
+                days=days,
+                reserve_gib=reserve_gib,
+                compare=compare,
+                lang=lang,
+                as_json=as_json,
                 method=method,
                 precision=precision,
                 optimizer=optimizer,
@@ -1036,9 +1069,8 @@ def _train_command() -> Callable[..., None]:
                 micro_batch=micro_batch,
                 sequence_length=sequence_length,
                 grad_accum=grad_accum,
-                lang=lang,
             )
-            text = train_output(path, request, lang, as_json, compare)
+            text = train_output(command)
         except InputError as error:
             refuse(error, lang)
         print(text)
@@ -1248,14 +1280,17 @@ def _shortlist_command() -> Callable[..., None]:
             )
         except InputError as error:
             refuse(error, lang)
+        from iteragpu.gpus.need import stated_need
+
+        stated = stated_need(need)  # the reader's own figure, taken as complete
         if as_json:
             from iteragpu.cli.payloads import shortlist_json
 
-            emit_json(shortlist_json(candidates, need, day_count, card_count))
+            emit_json(shortlist_json(candidates, stated, day_count, card_count))
         else:
             from iteragpu.cli.views import shortlist_text
 
-            print(shortlist_text(candidates, need, day_count, card_count, lang))
+            print(shortlist_text(candidates, stated, day_count, card_count, lang))
 
     return shortlist
 

@@ -243,19 +243,23 @@ def model_output(request: ModelRequest) -> str:
         from iteragpu.cli.load_sheet import sizing_sheet
 
         return _sheet_output(request, sizing_sheet(sizing, request.path, request.settings))
-    candidates = None
+    candidates = need = None
     if request.days is not None:
+        from iteragpu.cli.needs import model_need
         from iteragpu.gpus.shortlist import shortlist as rank_cards
 
-        candidates = rank_cards(sizing.total_bytes / 2**30, request.days)
+        # Everything computed (its sum is the total); the activations and the prompt's
+        # temporaries still to measure, so a lower bound.
+        need = model_need(sizing)
+        candidates = rank_cards(need.gib, request.days, need_missing=need.missing)
     if request.as_json:
         from iteragpu.cli.json_text import json_text
         from iteragpu.cli.payloads import model_json
 
-        return json_text(model_json(sizing, candidates, request.days))
+        return json_text(model_json(sizing, candidates, request.days, need))
     from iteragpu.cli.views import model_text
 
-    return model_text(sizing, candidates, request.days, request.lang)
+    return model_text(sizing, candidates, request.days, request.lang, need)
 
 
 def _split_output(request: ModelRequest) -> str:
@@ -268,21 +272,22 @@ def _split_output(request: ModelRequest) -> str:
         from iteragpu.cli.load_sheet import split_sheet
 
         return _sheet_output(request, split_sheet(plan, request.split))
-    candidates = None
+    candidates = need = None
     gpus = len(plan.ranks)
     if request.days is not None:
+        from iteragpu.cli.needs import rank_need
         from iteragpu.gpus.shortlist import shortlist as rank_cards
 
-        need = plan.first_to_fill.total_bytes
-        candidates = rank_cards(need / 2**30, request.days, cards=gpus)
+        need = rank_need(plan.first_to_fill)
+        candidates = rank_cards(need.gib, request.days, cards=gpus, need_missing=need.missing)
     if request.as_json:
         from iteragpu.cli.json_text import json_text
         from iteragpu.cli.payloads import split_json
 
-        return json_text(split_json(plan, request.path, candidates, request.days))
+        return json_text(split_json(plan, request.path, candidates, request.days, need))
     from iteragpu.cli.views import split_text
 
-    return split_text(plan, request.path, candidates, request.days, request.lang)
+    return split_text(plan, request.path, candidates, request.days, request.lang, need)
 
 
 def _sheet_output(request: ModelRequest, sheet: LoadSheet) -> str:

@@ -8,12 +8,11 @@ catalogue.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from iteragpu.core.numbers import exact_decimal_text
 from iteragpu.core.quantity import byte_fields
-from iteragpu.core.units import ceil_bytes, from_unit, gb, gib
+from iteragpu.core.units import ceil_bytes, gb, gib
 from iteragpu.i18n.numbers import format_number
 
 if TYPE_CHECKING:
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.catalog import Card
     from iteragpu.gpus.comparison import Comparison
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
+    from iteragpu.gpus.need import Need
     from iteragpu.gpus.shortlist import Candidate
     from iteragpu.models.model import ModelSizing
     from iteragpu.parallel.records import SplitPlan
@@ -133,10 +133,13 @@ def _candidate_json(c: Candidate) -> dict[str, Any]:
         "declared_memory_source": _declared_source_json(c.card),
         "effective_margin_bytes": c.effective_margin_bytes,
         "effective_margin_gib": _gib_text(c.effective_margin_bytes),
-        # Declared (else nominal, decimal GB) capacity minus the need, rounded down to a byte.
+        # Declared (else nominal, decimal GB) capacity minus the need, rounded down to a byte;
+        # at most that figure when the need is incomplete (a lower bound).
         "paper_margin_bytes": c.paper_margin_bytes,
         "paper_margin_gib": _gib_text(c.paper_margin_bytes),
         "paper_margin_basis": c.paper_basis,
+        "paper_margin_at_most": c.paper_margin_bytes is not None and not c.need_complete,
+        "holds_need_on_paper": c.holds_need_on_paper,
         "cost": None if c.cost is None else str(c.cost),
         "currency": c.currency,
         "package_days": None if c.package is None else c.package.days,
@@ -150,19 +153,39 @@ def _candidate_json(c: Candidate) -> dict[str, Any]:
     }
 
 
+def need_parts_json(need: Need) -> list[dict[str, Any]]:
+    """Each computed part of a need: its code, the layer kind for the cache and the states
+    (else null), its bytes (rounded up to a byte, with the exact decimal when fractional)."""
+    return [
+        {"part": p.part, "layer_kind": p.layer_kind, **byte_fields("part", p.byte_count)}
+        for p in need.parts
+    ]
+
+
 def shortlist_json(
-    candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int
+    candidates: Sequence[Candidate], need: Need, days: int, cards: int
 ) -> dict[str, Any]:
     """`rank` is an integer only for candidates whose every requirement is fit, else null.
 
     The candidates come ranked, then those that need checks in review order (`review_order`:
-    the keys, for review and not a rank), then the excluded ones."""
+    the keys, for review and not a rank: the cards whose capacity on paper holds the need
+    first), then the excluded ones. `need_bytes` is the sum of `need_parts`; with
+    `need_complete` false it is a lower bound, `need_missing` names the parts still to measure
+    and each candidate's `paper_margin_at_most` is true."""
     return {
-        **byte_fields("need", from_unit(need_gib, "GiB"), "GiB"),
+        **byte_fields("need", need.byte_count, "GiB"),
+        "need_complete": need.complete,
+        "need_missing": list(need.missing),
+        "need_parts": need_parts_json(need),
         "days": days,
         "cards": cards,
         "review_order": {
-            "keys": ["cost_for_period", "paper_margin_bytes_largest_first", "catalog"],
+            "keys": [
+                "holds_need_on_paper_first",
+                "cost_for_period",
+                "paper_margin_bytes_largest_first",
+                "catalog",
+            ],
             "is_rank": False,
         },
         "candidates": [_candidate_json(c) for c in candidates],
@@ -170,15 +193,18 @@ def shortlist_json(
 
 
 def model_json(
-    sizing: ModelSizing, candidates: Sequence[Candidate] | None, days: int | None
+    sizing: ModelSizing,
+    candidates: Sequence[Candidate] | None,
+    days: int | None,
+    need: Need | None = None,
 ) -> dict[str, Any]:
     """`iteragpu model`'s object (its keys: `iteragpu.models.model`), and `shortlist`: the
-    short list for `total_bytes` with --shortlist, else null."""
+    short list for `need` (the parts of `total_bytes`) with --shortlist, else null."""
     from iteragpu.models.model import payload
 
     ranked = None
-    if candidates is not None and days is not None:
-        ranked = shortlist_json(candidates, gib(sizing.total_bytes), days, 1)
+    if candidates is not None and days is not None and need is not None:
+        ranked = shortlist_json(candidates, need, days, 1)
     return {**payload(sizing), "shortlist": ranked}
 
 
@@ -298,14 +324,34 @@ def report_json(
 
 
 def split_json(
-    plan: SplitPlan, path: str, candidates: Sequence[Candidate] | None, days: int | None
+    plan: SplitPlan,
+    path: str,
+    candidates: Sequence[Candidate] | None,
+    days: int | None,
+    need: Need | None = None,
 ) -> dict[str, Any]:
     """`iteragpu model`'s object for a split over GPUs (keys: `iteragpu.parallel.payload`),
-    and `shortlist`: packages of as many cards compared by the fullest rank, else null."""
+    and `shortlist`: packages of as many cards compared by the fullest rank's `need`, else
+    null."""
     from iteragpu.parallel.payload import plan_json
 
     ranked = None
-    if candidates is not None and days is not None:
-        need = gib(plan.first_to_fill.total_bytes)
+    if candidates is not None and days is not None and need is not None:
         ranked = shortlist_json(candidates, need, days, len(plan.ranks))
     return {**plan_json(plan, path), "shortlist": ranked}
+
+
+def train_json(
+    data: dict[str, Any],
+    candidates: Sequence[Candidate] | None,
+    need: Need | None,
+    days: int | None,
+) -> dict[str, Any]:
+    """`iteragpu train`'s object (`iteragpu.training.plan.payload`, with `compare`) and
+    `shortlist`: packages of `--gpus` cards compared by the fullest GPU's need (its model
+    states and the reserve; the activations and the step's temporaries to measure, so
+    `need_complete` false) with --shortlist, else null."""
+    ranked = None
+    if candidates is not None and need is not None and days is not None:
+        ranked = shortlist_json(candidates, need, days, data["request"]["gpus"])
+    return {**data, "shortlist": ranked}

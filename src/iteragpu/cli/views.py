@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from iteragpu.gpus.catalog import Card
     from iteragpu.gpus.comparison import Comparison
     from iteragpu.gpus.evidence import LabResult, PhaseRecord
+    from iteragpu.gpus.need import Need
     from iteragpu.gpus.shortlist import Candidate, Requirement
     from iteragpu.models.model import ModelSizing, PartialSizing, Weights
     from iteragpu.parallel.records import RankPlan, SplitPlan
@@ -141,7 +142,7 @@ _INSTANT_FIGURE = re.compile(r"instant_([a-z])_(allocated|reserved|difference)_g
 # A split's figures (iteragpu.examples: split-*): per TP size, and layers per pipeline stage.
 _SPLIT_FIGURE = re.compile(r"tp([0-9]+)(?:_(weights|kv_cache|total|replicated|above_even)\w*)?")
 _STAGE_FIGURE = re.compile(r"(vllm|transformers)_stage_([0-9]+)")
-_NUMBERED_FIGURE = re.compile(r"(reading|package)_([0-9]+)_(\w+)")
+_NUMBERED_FIGURE = re.compile(r"(reading|package|offer)_([0-9]+)_(\w+)")
 _CARD_FIGURE = re.compile(r"(\w+?)_(nominal_gb|price_usd)")
 _CARD_COST = re.compile(r"(\w+?)_series_cost_usd")
 # What fits on each catalogue card (iteragpu.examples: fit-load-spec-cards).
@@ -166,8 +167,8 @@ def figure_label(f: Figure, lang: str) -> str:
         return message(f"figure_instant_{match[2]}", lang, instant=match[1].upper())
     if match := _NUMBERED_FIGURE.fullmatch(key):
         kind, number, rest = match.groups()
-        if kind == "package":
-            return message(f"figure_package_{rest}", lang, number=number)
+        if kind in ("package", "offer"):
+            return message(f"figure_{kind}_{rest}", lang, number=number)
         # A reading as the tool reported it (the input), then in bytes and GiB (results).
         label = "figure_reading_reported" if f.role == "input" else "figure_reading"
         return message(label, lang, number=number)
@@ -255,9 +256,39 @@ def _declared_note(card: Card, lang: str) -> str:
     )
 
 
+def _need_parts_text(need: Need, lang: str) -> str:
+    """The computed parts of a need, in GiB, joined with +: those that hold bytes (the weights
+    always)."""
+    terms = []
+    for p in need.parts:
+        if p.byte_count == 0 and p.part != "weights":
+            continue
+        if p.layer_kind is None:
+            label = message(f"need_part_{p.part}", lang)
+        else:
+            kind = message(f"layer_kind_{p.layer_kind}", lang)
+            label = message(f"need_part_{p.part}_kind", lang, kind=kind)
+        terms.append(f"{label} {format_number(gib(p.byte_count), DISPLAY_DECIMALS, lang)} GiB")
+    return message("need_parts", lang, parts=" + ".join(terms))
+
+
+def _need_missing_text(need: Need, lang: str) -> str:
+    return ", ".join(message(f"need_missing_{code}", lang) for code in need.missing)
+
+
+def _need_lines(need: Need, lang: str) -> list[str]:
+    """What the need is made of (unless the reader stated it whole) and, when parts are still
+    to measure, that it is a lower bound."""
+    lines = [] if need.stated else [_need_parts_text(need, lang)]
+    if not need.complete:
+        lines.append(message("need_incomplete", lang, missing=_need_missing_text(need, lang)))
+    return lines
+
+
 def shortlist_text(
-    candidates: Sequence[Candidate], need_gib: Fraction, days: int, cards: int, lang: str
+    candidates: Sequence[Candidate], need: Need, days: int, cards: int, lang: str
 ) -> str:
+    need_gib = need.gib
     currencies = sorted({c.currency for c in candidates if c.currency}) or ["-"]
     unknown = message("unknown", lang)
     headers = [
@@ -291,10 +322,13 @@ def shortlist_text(
             # Each requirement's status is said here, with its reason: the table holds the
             # overall status only, so that it fits a narrow column.
             status = message(f"status_{r.status}", lang)
-            notes.append(
-                f"{c.card.name} · {_requirement_label(r.name, lang)} ({status}): "
-                + message(f"reason_{r.reason}", lang, **_reason_values(r, need_gib, lang))
+            note = f"{c.card.name} · {_requirement_label(r.name, lang)} ({status}): " + message(
+                f"reason_{r.reason}", lang, **_reason_values(r, need_gib, lang)
             )
+            if r.name == "memory" and not need.complete:
+                missing = _need_missing_text(need, lang)
+                note += " " + message("need_lower_bound_verdict", lang, missing=missing)
+            notes.append(note)
     title = message(
         "shortlist_title",
         lang,
@@ -303,13 +337,14 @@ def shortlist_text(
         days=format_number(days, 0, lang),
     )
     table = render_table(headers, rows, left_columns=2)
+    head = [title, *(fold_text(n) for n in _need_lines(need, lang))]
     sources = [_declared_note(c.card, lang) for c in candidates]
     conventions = [
         message(key, lang) for key in ("rank_rule", "paper_margin_rule", "nominal_convention")
     ]
     return "\n".join(
         [
-            title,
+            *head,
             "",
             table,
             "",
@@ -327,7 +362,9 @@ def _paper_margin_cell(c: Candidate, lang: str) -> str:
     if c.paper_margin_bytes is None or c.paper_basis is None:
         return message("unknown", lang)
     basis = message(f"basis_{c.paper_basis}", lang)
-    return f"{format_number(gib(c.paper_margin_bytes), 2, lang)} ({basis})"
+    # A need still incomplete is a lower bound: the margin is at most this figure.
+    at_most = "" if c.need_complete else "≤ "
+    return f"{at_most}{format_number(gib(c.paper_margin_bytes), 2, lang)} ({basis})"
 
 
 def _requirement_label(name: str, lang: str, header: bool = False) -> str:
@@ -437,7 +474,11 @@ def _caveat_values(s: ModelSizing, lang: str) -> dict[str, str]:
 
 
 def model_text(
-    s: ModelSizing, candidates: Sequence[Candidate] | None, days: int | None, lang: str
+    s: ModelSizing,
+    candidates: Sequence[Candidate] | None,
+    days: int | None,
+    lang: str,
+    need: Need | None = None,
 ) -> str:
     config, kv = s.config, s.kv
     parameters = s.weights.parameters
@@ -496,9 +537,9 @@ def model_text(
         )
         notes.insert(0, message("model_modules", lang, modules=listed))
     text = "\n".join([*head, title, "", table, "", *(fold_text(n) for n in notes)])
-    if candidates is None or days is None:
+    if candidates is None or days is None or need is None:
         return text
-    return text + "\n\n" + shortlist_text(candidates, gib(s.total_bytes), days, 1, lang)
+    return text + "\n\n" + shortlist_text(candidates, need, days, 1, lang)
 
 
 def partial_model_text(s: PartialSizing, lang: str) -> str:
@@ -1008,6 +1049,7 @@ def split_text(
     candidates: Sequence[Candidate] | None,
     days: int | None,
     lang: str,
+    need: Need | None = None,
 ) -> str:
     """One row per GPU (its layers, weights and their replicated part, KV cache, total), the
     GPU that fills first, llama.cpp's host part, the notes; then the short list of packages of
@@ -1080,7 +1122,6 @@ def split_text(
     title = fold_text(message(key, lang, **values))
     table = render_table(headers, rows)
     text = "\n".join([path, title, "", table, "", *(fold_text(n) for n in notes)])
-    if candidates is None or days is None:
+    if candidates is None or days is None or need is None:
         return text
-    need = gib(first.total_bytes)
     return text + "\n\n" + shortlist_text(candidates, need, days, len(plan.ranks), lang)

@@ -20,7 +20,7 @@ from typing import Any
 
 from iteragpu.docs_tools import require_extra
 from iteragpu.examples import figure, reported_key
-from iteragpu.gpus.catalog import Card, load_catalog
+from iteragpu.gpus.catalog import Card, HourlyOffer, load_catalog
 from iteragpu.i18n.languages import CODES
 from iteragpu.i18n.numbers import format_number
 
@@ -263,12 +263,14 @@ class Sheet:
 
     def packages(self) -> Text:
         text = self.heading("packages_heading", "packages")
-        packages = self.card.packages
-        if not packages:
+        packages, hourly = self.card.fixed_packages, self.card.offers
+        if not packages and not hourly:
             # Price unknown is not free: the page says it is never written as zero.
             zero = Text("0", ["lit.zero"], {"zero": "0"})
-            text += fill(self.w("packages_none"), {"zero": zero}) + plain("\n\n")
-            return text + self.price_note()
+            text += fill(self.w("packages_none"), {"zero": zero}) + plain(" ")
+            return text + self.search_note() + plain("\n\n") + self.price_note()
+        if not packages:
+            return text + self.hourly_offers(hourly) + self.price_note()
         numbered = list(enumerate(packages, 1))
         guide = [(n, p) for n, p in numbered if p.url is None]
         offers = [(n, p) for n, p in numbered if p.url is not None]
@@ -291,6 +293,10 @@ class Sheet:
             text += table(headers, rows, numeric=3) + plain("\n")
         if offers:
             text += self.offers(offers)
+        if hourly:
+            text += self.hourly_offers(hourly)
+        else:
+            text += self.search_note() + plain("\n\n")
         text += self.price_note()
         if not guide:
             return text
@@ -344,6 +350,50 @@ class Sheet:
             text += plain("\n")
         return text + plain("\n")
 
+    def search_note(self) -> Text:
+        """No hourly price found: the date public price lists were searched."""
+        search = self.card.price_search
+        if search is None or search.found:
+            raise ValueError(f"{self.card.id}: a card without an hourly price needs its search")
+        return fill(self.w("offers_none"), {"date": plain(f"`{search.searched}`")})
+
+    def hourly_offers(self, offers: Sequence[HourlyOffer]) -> Text:
+        """The on-demand hourly prices read on public price lists: the page's rate (per GPU or
+        for the whole instance), the exact rate per GPU, the page's date for its price, the date
+        it was read, the page (and the provider's own page where it names one), its words."""
+        hours = Text("24", ["lit.hours_per_day"], {"hours_per_day": "24"})
+        text = fill(self.w("hourly_intro"), {"hours": hours}) + plain("\n\n")
+        rows, quotes = [], []
+        for number, offer in enumerate(offers, 1):
+            key = f"offer_{number}"
+            basis = self.w("per_gpu") if offer.price_per == "gpu" else self.w("per_instance")
+            date = f"`{offer.page_date}`" if offer.page_date else self.w("hourly_no_page_date")
+            link = f"[{self.w(f'hourly_page_{offer.page_kind}')}]({offer.url})"
+            if offer.provider_url:
+                link += f" · [{self.w('hourly_provider_page')}]({offer.provider_url})"
+            rows.append(
+                [
+                    plain(offer.provider),
+                    plain(f"`{offer.product}`"),
+                    plain(basis),
+                    self.fig(f"{key}_cards"),
+                    self.fig(f"{key}_hourly_usd"),
+                    self.fig(f"{key}_gpu_hourly_usd"),
+                    plain(date),
+                    plain(f"`{offer.seen}`"),
+                    plain(link),
+                ]
+            )
+            quotes.append(plain(f"- {offer.provider}: `{offer.states}`\n"))
+        headers = [plain(h) for h in self.w("hourly_table")]
+        text += table(headers, rows, numeric=3, skip=3) + plain("\n")
+        text += plain(self.w("packages_offers_quoted") + "\n\n")
+        for quote in quotes:
+            text += quote
+        if any(offer.page_kind == "secondary" for offer in offers):
+            text += plain("\n" + self.w("hourly_secondary") + "\n")
+        return text + plain("\n")
+
     def price_note(self) -> Text:
         return plain(f'!!! note "{self.w("price_title")}"\n    {self.w("price_text")}')
 
@@ -364,7 +414,8 @@ INDEX = "index"
 
 
 def index_page(lang: str, words: Words, catalog: Sequence[Card]) -> str:
-    """The list of every card's sheet, with its nominal and declared capacity."""
+    """The list of every card's sheet, with its nominal and declared capacity and its lowest
+    hourly price per GPU (or the date the search found none)."""
     w = {key: texts[lang] for key, texts in words.texts.items()}
     rows = []
     for card in catalog:
@@ -374,13 +425,33 @@ def index_page(lang: str, words: Words, catalog: Sequence[Card]) -> str:
             else plain(w["index_unknown"])
         )
         link = plain("[") + card_name(card) + plain(f"]({card.id}.md)")
-        rows.append([link, stated(f"card-{card.id}.nominal_gb", lang), declared])
+        nominal = stated(f"card-{card.id}.nominal_gb", lang)
+        rows.append([link, nominal, declared, _price(card, lang, w)])
     body = (
         plain(f"# {w['index_title']}\n\n{w['index_intro']}\n\n")
         + table([plain(h) for h in w["index_table"]], rows, numeric=2, skip=1)
         + plain(f"\n{w['index_outro']}\n")
     )
     return _front(w["index_description"], body) + body.markdown.rstrip("\n") + "\n"
+
+
+def _price(card: Card, lang: str, w: Mapping[str, Any]) -> Text:
+    """The index's price cell: the lowest hourly rate per GPU, its provider and the date the
+    page gives for it (else the date it was read); or the date the search found none."""
+    lowest = card.lowest_offer()
+    if lowest is None:
+        search = card.price_search
+        if search is None:
+            raise ValueError(f"{card.id}: a card without an hourly price needs its search")
+        return fill(w["index_no_price"], {"date": plain(f"`{search.searched}`")})
+    return fill(
+        w["index_price"],
+        {
+            "price": stated(f"card-{card.id}.lowest_gpu_hourly_usd", lang),
+            "provider": plain(lowest.provider),
+            "date": plain(f"`{lowest.page_date or lowest.seen}`"),
+        },
+    )
 
 
 def _front(description: str, body: Text) -> str:

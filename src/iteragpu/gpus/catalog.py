@@ -1,4 +1,6 @@
-"""The GPU catalog: nominal and declared capacities of each card, and rental packages.
+"""The GPU catalog: nominal and declared capacities of each card, rental packages, and the
+hourly on-demand offers read on public price lists (`hourly_offers`, with the date each page was
+read, and each card's `price_search`: when price lists were searched, and whether one was found).
 
 Three capacities are never mixed:
 
@@ -48,6 +50,71 @@ class RentalPackage:
     copy_of: str | None = None
     prices_until: str | None = None
     prices_until_states: str | None = None
+
+
+HOURS_PER_DAY = 24
+
+
+@dataclass(frozen=True)
+class HourlyOffer:
+    """An on-demand offer read on a public price list: an hourly rate for an instance of `cards`
+    GPUs, rented for as long as the renter keeps it, so it prices any number of days.
+
+    The rate is recorded as the page states it: per GPU (`price_per` "gpu") or for the whole
+    instance (`price_per` "instance"). `page_kind` says whose page was read: "provider" (the
+    provider's own price list) or "secondary" (a page reporting the provider's price, with the
+    provider's page in `provider_url` where it names one). `page_date` is the date the page gives
+    for its price (None: it gives none), `seen` the date the page was read, `states` its words.
+    """
+
+    cards: int
+    hourly_price: Decimal
+    price_per: str
+    currency: str
+    provider: str
+    product: str
+    source: str
+    url: str
+    page_kind: str
+    provider_url: str | None
+    page_date: str | None
+    seen: str
+    states: str
+    days: None = None  # no fixed length: `package(days)` prices any campaign
+
+    @property
+    def instance_hourly_price(self) -> Decimal:
+        """The hourly rate of the whole instance of `cards` GPUs."""
+        return self.hourly_price * self.cards if self.price_per == "gpu" else self.hourly_price
+
+    @property
+    def gpu_hourly_price(self) -> Fraction:
+        """The hourly rate per GPU, exact (an instance's rate divided by its GPUs)."""
+        return Fraction(self.instance_hourly_price) / self.cards
+
+    def package(self, days: int) -> RentalPackage:
+        """The offer as a package of `days` days: the instance's hourly rate x 24 h x days."""
+        return RentalPackage(
+            cards=self.cards,
+            days=days,
+            price=self.instance_hourly_price * HOURS_PER_DAY * days,
+            currency=self.currency,
+            price_date=self.page_date,
+            source=f"{self.provider}, {self.product}: {self.source}",
+            hourly_price=self.instance_hourly_price,
+            url=self.url,
+            seen=self.seen,
+            states=self.states,
+        )
+
+
+@dataclass(frozen=True)
+class PriceSearch:
+    """When public price lists were searched for the card's hourly price, and with what."""
+
+    searched: str
+    found: bool
+    queries: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -102,11 +169,27 @@ class Card:
     name: str
     nominal_memory_gb: int | None
     nominal_memory_source: str
-    packages: tuple[RentalPackage, ...]
+    # Fixed-price packages (cards, days, price) first, then the hourly offers, priced for any
+    # number of days (`HourlyOffer.package`).
+    packages: tuple[RentalPackage | HourlyOffer, ...]
     declared: DeclaredMemory | None = None
     device_names: tuple[str, ...] = ()  # the names a device of this model reports
     nominal_reference: NominalReference | None = None  # None: the sizing guide is the source
     readings_not_bounds: tuple[Reading, ...] = ()
+    price_search: PriceSearch | None = None  # None: no search recorded
+
+    @property
+    def fixed_packages(self) -> tuple[RentalPackage, ...]:
+        return tuple(p for p in self.packages if isinstance(p, RentalPackage))
+
+    @property
+    def offers(self) -> tuple[HourlyOffer, ...]:
+        return tuple(p for p in self.packages if isinstance(p, HourlyOffer))
+
+    def lowest_offer(self) -> HourlyOffer | None:
+        """The offer with the lowest hourly rate per GPU (the first of equals), or None."""
+        offers = self.offers
+        return min(offers, key=lambda o: o.gpu_hourly_price) if offers else None
 
     @property
     def nominal_memory_bytes(self) -> Fraction | None:
@@ -159,6 +242,16 @@ def _nominal_reference(raw: dict[str, str] | None) -> NominalReference | None:
     return None if raw is None else NominalReference(**raw)
 
 
+def _offer(raw: dict[str, Any]) -> HourlyOffer:
+    return HourlyOffer(**{**raw, "hourly_price": Decimal(raw["hourly_price"])})
+
+
+def _price_search(raw: dict[str, Any] | None) -> PriceSearch | None:
+    if raw is None:
+        return None
+    return PriceSearch(raw["searched"], raw["found"], tuple(raw["queries"]))
+
+
 CATALOG_FILE = "gpu_catalog.json"  # beside this module; the sizer page embeds it as it is
 
 
@@ -194,11 +287,13 @@ def load_catalog() -> tuple[Card, ...]:
                     prices_until_states=p.get("prices_until_states"),
                 )
                 for p in card["packages"]
-            ),
+            )
+            + tuple(_offer(o) for o in card.get("hourly_offers", [])),
             declared=_declared(card["declared_memory_source"], card["declared_memory_bytes"]),
             device_names=tuple(card["device_names"]),
             nominal_reference=_nominal_reference(card["nominal_memory_reference"]),
             readings_not_bounds=tuple(Reading(**r) for r in card["readings_not_bounds"]),
+            price_search=_price_search(card.get("price_search")),
         )
         for card in raw["cards"]
     )

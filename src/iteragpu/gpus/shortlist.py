@@ -4,10 +4,18 @@ Statuses follow the sizing guide: `fit` (evidence confirms it within its scope),
 (no evidence yet) and `excluded` (an established failure). Only candidates whose requirements
 are all `fit` get a rank: by total package cost, then effective margin (largest first), then
 documented timeline. Candidates that still need checks follow without a rank, in review order:
-by the same keys as far as they are known on paper (package cost for the period, cards without
-a package last, then the margin on paper, largest first, then catalogue order). That order
-helps the reader review them; it is not a rank. Then the excluded ones with the reason. A
-preference never offsets an exclusion.
+first the cards whose capacity on paper holds the need (margin on paper 0 or more), then the
+others (a negative margin on paper, or none known); within each group by the ranking's keys as
+far as they are known on paper (package cost for the period, cards without a package last, then
+the margin on paper, largest first, then catalogue order). That order helps the reader review
+them; it is not a rank. Then the excluded ones with the reason. A preference never offsets an
+exclusion.
+
+The need is one GPU's, the fullest (`iteragpu.gpus.need`): everything the sizing computed.
+When parts of it are still to measure (`need_missing`: the activations, a forward pass's or a
+training step's temporary buffers), it is a lower bound: an exclusion on paper stands (the
+known part already exceeds the card), a margin on paper is at most its figure, and a card
+"holds the need on paper" only as far as the need is known.
 
 Memory, for one card, by the first rule that applies:
 
@@ -84,6 +92,19 @@ class Candidate:
     # or "nominal" (decimal GB); None when the catalogue has neither figure.
     paper_margin_bytes: int | None = None
     paper_basis: str | None = None
+    # The parts of the need still to measure (iteragpu.gpus.need): none when it is complete;
+    # else `need_bytes` is a lower bound and `paper_margin_bytes` an upper bound.
+    need_missing: tuple[str, ...] = ()
+
+    @property
+    def need_complete(self) -> bool:
+        return not self.need_missing
+
+    @property
+    def holds_need_on_paper(self) -> bool:
+        """The capacity on paper (declared, else nominal as decimal GB) is at least the need:
+        the first group of the review order. Not evidence."""
+        return self.paper_margin_bytes is not None and self.paper_margin_bytes >= 0
 
     @property
     def status(self) -> Status:
@@ -208,9 +229,17 @@ def _paper_margin(card: Card, need_bytes: Fraction) -> tuple[int | None, str | N
 
 
 def _package(card: Card, days: int, cards: int) -> tuple[RentalPackage | None, Requirement]:
-    for package in card.packages:
+    """The card's package of `cards` cards for `days` days: a fixed-price package of exactly
+    those days where the catalogue lists one (the offer made for that campaign, such as the
+    sizing guide's), else the cheapest hourly offer for `cards` cards, priced as its instance's
+    rate x 24 h x days (the first of equal prices, in catalogue order)."""
+    for package in card.fixed_packages:
         if package.days == days and package.cards == cards:
             return package, Requirement("package", Status.FIT, "package_listed", {})
+    hourly = [offer.package(days) for offer in card.offers if offer.cards == cards]
+    if hourly:
+        cheapest = min(hourly, key=lambda package: package.price)
+        return cheapest, Requirement("package", Status.FIT, "package_listed", {})
     return None, Requirement("package", Status.CHECK_NEEDED, "package_missing", {})
 
 
@@ -222,11 +251,13 @@ def _rank_key(candidate: Candidate) -> tuple[Decimal, int, int, str]:
     return (package.price, -margin, package.days, candidate.card.name)
 
 
-def _review_key(candidate: Candidate) -> tuple[bool, Decimal, bool, int]:
-    """The ranking's keys as far as paper knows them: cost (no package last), then the margin
-    on paper (largest first, unknown last). `sorted` is stable: ties keep catalogue order."""
+def _review_key(candidate: Candidate) -> tuple[bool, bool, Decimal, bool, int]:
+    """The cards whose capacity on paper holds the need first; then, in each group, the
+    ranking's keys as far as paper knows them: cost (no package last), then the margin on paper
+    (largest first, unknown last). `sorted` is stable: ties keep catalogue order."""
     package, margin = candidate.package, candidate.paper_margin_bytes
     return (
+        not candidate.holds_need_on_paper,
         package is None,
         Decimal(0) if package is None else package.price,
         margin is None,
@@ -235,8 +266,8 @@ def _review_key(candidate: Candidate) -> tuple[bool, Decimal, bool, int]:
 
 
 def _ordered(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Ranked fit candidates, then those to review in review order, then the excluded in
-    catalogue order."""
+    """Ranked fit candidates, then those to review in review order (those that hold the need
+    on paper first), then the excluded in catalogue order."""
     fit = sorted((c for c in candidates if c.status is Status.FIT), key=_rank_key)
     to_review = sorted((c for c in candidates if c.status is Status.CHECK_NEEDED), key=_review_key)
     excluded = [c for c in candidates if c.status is Status.EXCLUDED]
@@ -255,12 +286,15 @@ def shortlist(
     failed: Iterable[tuple[str, str]] = (),
     evidence: Sequence[Evidence] = (),
     catalog: Sequence[Card] | None = None,
+    need_missing: Iterable[str] = (),
 ) -> list[Candidate]:
     """Every catalog card for a need in GiB over `days` on `cards` cards, ranked where fit.
 
     `requirements` are other stated requirements (context, software...): `check_needed` for a
     card unless `confirmed` or `failed` holds a (card id, requirement) pair for it. Each run of
-    `evidence` must be on a card model of the catalog.
+    `evidence` must be on a card model of the catalog. `need_missing` names the parts of the
+    need still to measure (`iteragpu.gpus.need`): the need is then a lower bound, which every
+    candidate records.
     """
     if need_gib <= 0 or days <= 0 or cards <= 0 or margin_gib < 0:
         raise ValueError("need, days and cards must be positive and the margin not negative")
@@ -274,6 +308,7 @@ def shortlist(
     need_bytes = from_unit(need_gib, "GiB")
     margin_bytes = from_unit(margin_gib, "GiB")
     confirmed_pairs, failed_pairs = set(confirmed), set(failed)
+    missing = tuple(dict.fromkeys(need_missing))
     stated = list(dict.fromkeys(requirements))
     catalog_cards = load_catalog() if catalog is None else catalog
     known = {c.id for c in catalog_cards}
@@ -309,6 +344,16 @@ def shortlist(
         margin = _effective_margin(memory) if memory.status is Status.FIT else None
         paper_margin, basis = _paper_margin(card, need_bytes)
         candidates.append(
-            Candidate(card, package, need_bytes, tuple(statuses), margin, None, paper_margin, basis)
+            Candidate(
+                card,
+                package,
+                need_bytes,
+                tuple(statuses),
+                margin,
+                None,
+                paper_margin,
+                basis,
+                missing,
+            )
         )
     return _ordered(candidates)

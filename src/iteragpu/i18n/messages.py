@@ -76,6 +76,10 @@ TEXTS: Final[dict[str, str]] = {
     "figure_package_days": N_("Package {number}: days"),
     "figure_package_price_usd": N_("Package {number}: price"),
     "figure_package_hourly_usd": N_("Package {number}: hourly rate"),
+    "figure_offer_cards": N_("Hourly offer {number}: GPUs"),
+    "figure_offer_hourly_usd": N_("Hourly offer {number}: rate as the page states it"),
+    "figure_offer_gpu_hourly_usd": N_("Hourly offer {number}: rate per GPU"),
+    "figure_lowest_gpu_hourly_usd": N_("Lowest hourly rate per GPU"),
     # A split over several GPUs (iteragpu.parallel): `tp<N>_...` and `<runtime>_stage_<N>`.
     "figure_split_tp": N_("Tensor-parallel GPUs"),
     "figure_split_weights": N_("TP {tp}: weights per GPU"),
@@ -122,7 +126,7 @@ TEXTS: Final[dict[str, str]] = {
     "figure_small_tensor_bytes": N_("Each small tensor"),
     "figure_small_tensors": N_("Tensors smaller than one block"),
     "figure_tokens": N_("Tokens"),
-    "figure_total_gib": N_("Rough range"),
+    "figure_total_gib": N_("First estimate"),
     "figure_weights": N_("Weights only"),
     "figure_width": N_("Width"),
     "figure_window": N_("Window (tokens)"),
@@ -171,7 +175,7 @@ TEXTS: Final[dict[str, str]] = {
     "figure_doubled_grad_accum": N_("Accumulation steps doubled"),
     "weights_only": N_("Weights only"),
     "reserve": N_("Reserve"),
-    "rough_range": N_("Rough range"),
+    "rough_range": N_("First estimate"),
     "weights_title": N_("Dense weights: {parameters} parameters × {bits} bits ÷ 8"),
     "weights_not_counted": N_(
         "Not counted: activations, gradients, optimizer states, KV cache, working memory."
@@ -335,10 +339,34 @@ TEXTS: Final[dict[str, str]] = {
     "rank_rule": N_(
         "Only candidates fit on every requirement are ranked: by total cost, then effective "
         "margin, then timeline. Candidates that need checks follow without a rank, in review "
-        "order: package cost for the period (no package last), then the margin on paper, "
-        "largest first. That order is for review, not a rank. The excluded ones come last, "
-        "with their reason."
+        "order: first the cards whose capacity on paper holds the need (margin on paper 0 or "
+        "more), then the others; within each, package cost for the period (no package last), "
+        "then the margin on paper, largest first. That order is for review, not a rank. The "
+        "excluded ones come last, with their reason."
     ),
+    # The need compared with the cards (iteragpu.gpus.need): its parts, and what is missing.
+    "need_parts": N_("Need of the fullest GPU, everything computed: {parts}."),
+    "need_part_weights": N_("weights"),
+    "need_part_kv_cache": N_("KV cache"),
+    "need_part_kv_cache_kind": N_("KV cache ({kind})"),
+    "need_part_layer_states": N_("layer states"),
+    "need_part_layer_states_kind": N_("layer states ({kind})"),
+    "need_part_gradients": N_("gradients"),
+    "need_part_optimizer_states": N_("optimizer states"),
+    "need_part_master_weights": N_("master weights"),
+    "need_part_master_gradients": N_("master gradients"),
+    "need_part_reserve": N_("reserve"),
+    "need_missing_activations": N_("activations: to measure"),
+    "need_missing_prefill_temporaries": N_(
+        "temporary buffers of the prompt's forward pass: to measure"
+    ),
+    "need_missing_step_temporaries": N_("temporary buffers of the training step: to measure"),
+    "need_incomplete": N_(
+        "The need is incomplete, a lower bound: not in it yet: {missing}. An exclusion on "
+        "paper stands (the known part already exceeds the card); a margin on paper is at most "
+        "the figure shown (≤)."
+    ),
+    "need_lower_bound_verdict": N_("Need incomplete ({missing}): judged on a lower bound."),
     "paper_margin_rule": N_(
         "Margin on paper: the capacity the device declares minus the need, else the nominal "
         "figure read as decimal GB minus the need (the word in brackets says which). Negative: "

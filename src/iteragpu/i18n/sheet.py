@@ -295,7 +295,7 @@ def sheet_words(lang: str) -> dict[str, str]:
 
 
 def fill(template: str, values: dict[str, str]) -> str:
-    """`template` with each {name} of `values` replaced (sizer.js's `fillTemplate`)."""
+    """`template` with each {name} of `values` replaced (web/sizer/format.js's `fillTemplate`)."""
     return _FIELD.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
