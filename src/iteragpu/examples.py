@@ -1072,8 +1072,8 @@ def _fit_load_spec() -> WorkedExample:
     return WorkedExample(
         id="fit-load-spec-rtx-4090",
         title={
-            "ko": "거꾸로 풀기: 한계 입력을 RTX 4090 한 장에 (vLLM)",
-            "id": "Dihitung mundur: masukan batas pada satu RTX 4090 (vLLM)",
+            "ko": "카드에 들어가는 한도: 한계 입력을 RTX 4090 한 장에 (vLLM)",
+            "id": "Batas yang muat: masukan batas pada satu RTX 4090 (vLLM)",
         },
         where="load-specification.md#fit",
         figures=(
@@ -1111,8 +1111,8 @@ def _fit_cards() -> WorkedExample:
     return WorkedExample(
         id="fit-load-spec-cards",
         title={
-            "ko": "거꾸로 풀기: 카탈로그 카드별 한계 입력의 최대 동시 시퀀스 (vLLM)",
-            "id": "Dihitung mundur: sekuens bersamaan terbanyak masukan batas per kartu (vLLM)",
+            "ko": "카드에 들어가는 한도: 카탈로그 카드별 한계 입력의 최대 동시 시퀀스 (vLLM)",
+            "id": "Batas yang muat: sekuens bersamaan terbanyak masukan batas per kartu (vLLM)",
         },
         where="experiment-cost.md#fit",
         figures=tuple(figures),
@@ -1138,8 +1138,8 @@ def _fit_quantized() -> WorkedExample:
     return WorkedExample(
         id="fit-quantized-rtx-4090",
         title={
-            "ko": "거꾸로 풀기: RTX 4090 한 장에서 가장 긴 컨텍스트, bf16과 GPTQ 4비트 (vLLM)",
-            "id": "Dihitung mundur: konteks terpanjang satu RTX 4090, bf16 dan GPTQ 4 bit (vLLM)",
+            "ko": "카드에 들어가는 한도: RTX 4090 한 장에서 가장 긴 컨텍스트, bf16과 GPTQ 4비트 (vLLM)",
+            "id": "Batas yang muat: konteks terpanjang satu RTX 4090, bf16 dan GPTQ 4 bit (vLLM)",
         },
         where="quantization-quality.md#fit",
         figures=(

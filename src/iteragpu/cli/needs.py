@@ -11,22 +11,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from iteragpu.gpus.need import (
-    ACTIVATIONS,
-    PREFILL_TEMPORARIES,
-    STEP_TEMPORARIES,
-    Need,
-    NeedPart,
-)
+from iteragpu.gpus.need import INFERENCE_MISSING, TRAINING_MISSING, Need, NeedPart
 
 if TYPE_CHECKING:
     from iteragpu.models.model import ModelSizing
     from iteragpu.parallel.records import RankPlan
     from iteragpu.training.plan import TrainingPlan
-
-# What no formula of the package computes yet: measured by the lab.
-INFERENCE_MISSING = (ACTIVATIONS, PREFILL_TEMPORARIES)
-TRAINING_MISSING = (ACTIVATIONS, STEP_TEMPORARIES)
 
 
 def model_need(sizing: ModelSizing) -> Need:

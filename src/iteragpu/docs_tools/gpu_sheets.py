@@ -36,6 +36,9 @@ GENERATED_NOTE = (
 # (nominal capacity, packages), which would otherwise bury the guide that explains the concept;
 # a sheet still comes first for its card's name, in its title.
 SEARCH_BOOST = 0.2
+# The index is the one page that sets every card's price and capacity side by side: it keeps
+# Material's default weight, so a reader's "cheap GPU" can find it.
+INDEX_SEARCH_BOOST = 1
 UNITS_EXAMPLE = "units-gb-gib"
 UNIT_KEYS = ("one_gb", "decimal_base", "gb_exponent", "one_gib", "binary_base", "gib_exponent")
 # A number in a card's name, read as the figure checker reads numbers: "4090" in "RTX 4090",
@@ -432,7 +435,7 @@ def index_page(lang: str, words: Words, catalog: Sequence[Card]) -> str:
         + table([plain(h) for h in w["index_table"]], rows, numeric=2, skip=1)
         + plain(f"\n{w['index_outro']}\n")
     )
-    return _front(w["index_description"], body) + body.markdown.rstrip("\n") + "\n"
+    return _front(w["index_description"], body, INDEX_SEARCH_BOOST) + body.markdown.rstrip("\n") + "\n"
 
 
 def _price(card: Card, lang: str, w: Mapping[str, Any]) -> Text:
@@ -454,7 +457,7 @@ def _price(card: Card, lang: str, w: Mapping[str, Any]) -> Text:
     )
 
 
-def _front(description: str, body: Text) -> str:
+def _front(description: str, body: Text, boost: float = SEARCH_BOOST) -> str:
     """A generated page's front matter: the note, its description, its figure ledger."""
     literals = "".join(f"    {k}: '{v}'\n" for k, v in sorted(body.literals.items()))
     ledger = "".join(f"  - {entry}\n" for entry in body.ledger)
@@ -462,7 +465,7 @@ def _front(description: str, body: Text) -> str:
         "---\n"
         f"{GENERATED_NOTE}\n"
         f"description: {_yaml_string(description)}\n"
-        f"search:\n  boost: {SEARCH_BOOST}\n"
+        f"search:\n  boost: {boost}\n"
         "figures:\n"
         + (f"  literals:\n{literals}" if literals else "")
         + (f"  ledger:\n{ledger}" if ledger else "  ledger: []\n")

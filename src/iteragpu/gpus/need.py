@@ -26,6 +26,10 @@ ACTIVATIONS: Final = "activations"
 PREFILL_TEMPORARIES: Final = "prefill_temporaries"  # the prompt's forward pass (inference)
 STEP_TEMPORARIES: Final = "step_temporaries"  # a training step's own temporary buffers
 MISSING_PARTS: Final = (ACTIVATIONS, PREFILL_TEMPORARIES, STEP_TEMPORARIES)
+# What no formula of the package computes yet, per task (measured by the lab): the sizer page
+# and the CLI's short lists say the same.
+INFERENCE_MISSING: Final = (ACTIVATIONS, PREFILL_TEMPORARIES)
+TRAINING_MISSING: Final = (ACTIVATIONS, STEP_TEMPORARIES)
 # The part of a need the reader states whole.
 STATED: Final = "stated"
 

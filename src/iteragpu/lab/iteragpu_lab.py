@@ -96,7 +96,7 @@ MESSAGES = {
     "label_weights_gb": "가중치 (GB)",
     "label_weights_gib": "가중치 (GiB)",
     "label_reserve_gib": "여유분 (GiB)",
-    "label_total_gib": "개략적 범위 (GiB)",
+    "label_total_gib": "초기 추정치 (GiB)",
     "label_not_counted": "포함하지 않음",
     "label_note": "참고",
     "rounded_up_from": "({exact} B에서 올림)",
@@ -111,7 +111,7 @@ MESSAGES = {
     "modules_kept_at_another_precision": "다른 정밀도로 유지되는 모듈",
     "note_weights_only": "가중치만 계산했으며 균일한 밀집 저장을 가정합니다. 활성화, "
     "그래디언트, KV 캐시, 옵티마이저 상태는 포함하지 않습니다.",
-    "note_reserve": "여유분은 가정입니다. 부하가 이 범위에 들어간다는 증명이 아닙니다.",
+    "note_reserve": "여유분은 가정입니다. 부하가 이 값 안에 들어간다는 증명이 아닙니다.",
     "note_quantized": "이론적 균일 나눗셈입니다. 양자화 스케일과 다른 정밀도로 유지되는 "
     "모듈은 포함하지 않습니다.",
     "parameters_not_positive": "파라미터 수는 양의 정수여야 합니다: {value!r}",
@@ -169,7 +169,7 @@ MESSAGES = {
     "label_weights_gb": "bobot (GB)",
     "label_weights_gib": "bobot (GiB)",
     "label_reserve_gib": "margin (GiB)",
-    "label_total_gib": "rentang kasar (GiB)",
+    "label_total_gib": "perkiraan awal (GiB)",
     "label_not_counted": "tidak dihitung",
     "label_note": "catatan",
     "rounded_up_from": "(dibulatkan ke atas dari {exact} B)",
@@ -184,7 +184,7 @@ MESSAGES = {
     "modules_kept_at_another_precision": "modul yang disimpan pada presisi lain",
     "note_weights_only": "Bobot saja, dengan penyimpanan dense yang seragam: aktivasi, "
     "gradien, cache KV, dan status optimizer tidak dihitung.",
-    "note_reserve": "Margin adalah asumsi, bukan bukti bahwa beban muat dalam rentang ini.",
+    "note_reserve": "Margin adalah asumsi, bukan bukti bahwa beban muat dalam angka ini.",
     "note_quantized": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
     "pada presisi lain tidak dihitung.",
     "parameters_not_positive": "jumlah parameter harus bilangan bulat positif: {value!r}",
@@ -237,8 +237,9 @@ MESSAGES = {
 # 구하고, 행을 비교할 때 한 번만 변환합니다. GB 값과 GiB 값을 한 합계 안에 섞지 않습니다.
 #
 # 각각 2바이트(16비트)로 저장된 70억 개의 파라미터는 14,000,000,000바이트, 즉 14 GB 또는 약 13.04
-# GiB를 차지합니다. 여기에 4 GiB의 여유분을 더하면 약 17.04 GiB가 됩니다. 이 합계는 준비 단계에서
-# 세운 가정일 뿐이며, 부하가 이 범위 안에 들어간다는 것을 증명하지 않습니다.
+# GiB를 차지합니다. 여기에 4 GiB의 여유분을 더하면 약 17.04 GiB가 됩니다. 이 합계가 초기
+# 추정치입니다. 준비 단계에서 세운 가정일 뿐이며, 부하가 이 값 안에 들어간다는 것을 증명하지
+# 않습니다.
 #
 # 이 계산에는 활성화, 그래디언트, KV 캐시, 옵티마이저 상태가 포함되지 않습니다. 소수 값은 정확한
 # 분수에서 계산해 소수 둘째 자리에서 반올림합니다. 합계도 반올림된 값끼리 더하지 않고 정확한
@@ -253,8 +254,8 @@ MESSAGES = {
 #
 # Tujuh miliar parameter yang masing-masing disimpan dalam dua byte (16 bit) mewakili
 # 14.000.000.000 byte: 14 GB, atau sekitar 13,04 GiB. Menambahkan margin 4 GiB menghasilkan
-# sekitar 17,04 GiB. Jumlah ini hanyalah asumsi perencanaan; ia tidak membuktikan bahwa suatu
-# beban akan muat dalam amplop tersebut.
+# sekitar 17,04 GiB. Jumlah ini adalah perkiraan awal, hanya asumsi perencanaan; ia tidak
+# membuktikan bahwa suatu beban akan muat di dalamnya.
 #
 # Perhitungan ini tidak mencakup aktivasi, gradien, cache KV, maupun status optimizer. Nilai
 # desimal dihitung dari pecahan yang eksak lalu dibulatkan ke dua angka di belakang koma. Totalnya

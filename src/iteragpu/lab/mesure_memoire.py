@@ -3794,7 +3794,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "lang_help": "도움말, 메시지, 출력의 언어(기본값: 로캘 변수 LANGUAGE, LC_ALL, "
         "LC_MESSAGES, LANG 가운데 먼저 설정된 것의 언어, 그 밖의 로캘에서는 {source})",
         "json_help": "JSON으로 출력합니다",
-        "estimate_help": "밀집 가중치(바이트, GB, GiB)와 여유분을 더한 개략적 범위(표준 "
+        "estimate_help": "밀집 가중치(바이트, GB, GiB)와 여유분을 더한 초기 추정치(표준 "
         "라이브러리만 사용)",
         "estimate_description": "파라미터 수와 값당 비트 수로 밀집 가중치(균일 저장)를 계산하고 "
         "가정한 여유분(GiB)을 더합니다. 활성화, 그래디언트, KV 캐시, 옵티마이저 상태는 포함하지 "
@@ -3882,7 +3882,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "label_weights_gb": "가중치 (GB)",
         "label_weights_gib": "가중치 (GiB)",
         "label_reserve_gib": "여유분 (GiB)",
-        "label_total_gib": "개략적 범위 (GiB)",
+        "label_total_gib": "초기 추정치 (GiB)",
         "label_not_counted": "포함하지 않음",
         "label_note": "참고",
         "rounded_up_from": "({exact} B에서 올림)",
@@ -3897,7 +3897,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "modules_kept_at_another_precision": "다른 정밀도로 유지되는 모듈",
         "note_weights_only": "가중치만 계산했으며 균일한 밀집 저장을 가정합니다. 활성화, "
         "그래디언트, KV 캐시, 옵티마이저 상태는 포함하지 않습니다.",
-        "note_reserve": "여유분은 가정입니다. 부하가 이 범위에 들어간다는 증명이 아닙니다.",
+        "note_reserve": "여유분은 가정입니다. 부하가 이 값 안에 들어간다는 증명이 아닙니다.",
         "note_quantized": "이론적 균일 나눗셈입니다. 양자화 스케일과 다른 정밀도로 유지되는 "
         "모듈은 포함하지 않습니다.",
         "rounding_rule": "*_gb와 *_gib는 정확한 소수, *_bytes는 정수 바이트로 올림한 값이며, "
@@ -4079,8 +4079,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "LANGUAGE, LC_ALL, LC_MESSAGES, atau LANG, yang pertama disetel; untuk lokal lain "
         "{source})",
         "json_help": "cetak JSON",
-        "estimate_help": "bobot dense dalam byte, GB, dan GiB, ditambah margin menjadi rentang "
-        "kasar (cukup pustaka standar)",
+        "estimate_help": "bobot dense dalam byte, GB, dan GiB, ditambah margin menjadi perkiraan "
+        "awal (cukup pustaka standar)",
         "estimate_description": "Bobot dense dari jumlah parameter dan jumlah bit per nilai "
         "(penyimpanan seragam), ditambah margin yang diasumsikan dalam GiB. Aktivasi, gradien, "
         "cache KV, dan status optimizer tidak dihitung.",
@@ -4177,7 +4177,7 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "label_weights_gb": "bobot (GB)",
         "label_weights_gib": "bobot (GiB)",
         "label_reserve_gib": "margin (GiB)",
-        "label_total_gib": "rentang kasar (GiB)",
+        "label_total_gib": "perkiraan awal (GiB)",
         "label_not_counted": "tidak dihitung",
         "label_note": "catatan",
         "rounded_up_from": "(dibulatkan ke atas dari {exact} B)",
@@ -4192,7 +4192,7 @@ ditolak karena ambigu: bisa berarti desimal atau pemisah ribuan.
         "modules_kept_at_another_precision": "modul yang disimpan pada presisi lain",
         "note_weights_only": "Bobot saja, dengan penyimpanan dense yang seragam: aktivasi, "
         "gradien, cache KV, dan status optimizer tidak dihitung.",
-        "note_reserve": "Margin adalah asumsi, bukan bukti bahwa beban muat dalam rentang ini.",
+        "note_reserve": "Margin adalah asumsi, bukan bukti bahwa beban muat dalam angka ini.",
         "note_quantized": "Pembagian seragam teoretis: skala kuantisasi dan modul yang disimpan "
         "pada presisi lain tidak dihitung.",
         "rounding_rule": "*_gb dan *_gib adalah desimal eksak; *_bytes dibulatkan ke atas ke byte "
