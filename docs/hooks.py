@@ -15,13 +15,15 @@
 - fills the `[[archive_sha256]]` and `[[archive_size_bytes]]` placeholders of the lab page;
 - appends the language's lab notebook, as Markdown, to the page that has `notebook: true` in
   its front matter (`iteragpu.docs_tools.notebook_page`);
-- publishes the browser sizer (`src/iteragpu/web/sizer.js`) as `assets/sizer.js` and gives every
-  page with `sizer: true` in its front matter the sizer's data: the catalog the CLI reads, the
-  defaults and tasks of `iteragpu.docs_tools.sizer_vectors`, and Babel's number symbols per
-  language (`docs/overrides/main.html` embeds it as JSON next to the script);
-- publishes the results viewer (`src/iteragpu/web/results.js`) as `assets/results.js` and gives
-  the page with `results: true` its data (`iteragpu.docs_tools.results_page`: the lab's result
-  schema, the CLI's report messages, the example result) and Babel's number symbols;
+- publishes the browser sizer's ES modules (`src/iteragpu/web/sizer/*.js`) under `assets/sizer/`
+  (a page loads their entry, `main.js`, as a module) and gives every page with `sizer: true` in
+  its front matter the sizer's data: the catalog the CLI reads, the defaults and tasks of
+  `iteragpu.docs_tools.sizer_vectors`, and Babel's number symbols per language
+  (`docs/overrides/main.html` embeds it as JSON next to the script);
+- publishes the results viewer (`src/iteragpu/web/results.js`, an ES module that imports
+  `sizer/index.js`) as `assets/results.js` and gives the page with `results: true` its data
+  (`iteragpu.docs_tools.results_page`: the lab's result schema, the CLI's report messages, the
+  example result) and Babel's number symbols;
 - writes the language's search file (`lunr.<search_lang>.min.js`: Korean morphemes, Indonesian
   stems, the glossary's synonyms) from the search index Material wrote
   (`iteragpu.docs_tools.site_search`).
@@ -72,8 +74,12 @@ CHROME_KEYS = frozenset(
         "nav",
     }
 )
-SIZER_SCRIPT_URL = "assets/sizer.js"
-# The results viewer; its page loads the sizer first (exact arithmetic, grammar, formatting).
+# The browser sizer: native ES modules (src/iteragpu/web/sizer/*.js), published byte for byte
+# under this folder; a page loads the entry (SIZER_SCRIPT_URL) with <script type="module">.
+SIZER_SCRIPT_DIR = "assets/sizer"
+SIZER_SCRIPT_URL = f"{SIZER_SCRIPT_DIR}/main.js"
+# The results viewer, an ES module importing ./sizer/index.js; its page loads the sizer first
+# (exact arithmetic, grammar, formatting).
 RESULTS_SCRIPT_URL = "assets/results.js"
 # A GPU sheet's page, by card id (the worked-examples registry uses the same place).
 GPU_SHEET = "gpus/{card_id}.md"
@@ -190,8 +196,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(DownloadFile.generated(config, f"{DOWNLOADS_URL_DIR}/{name}", content=content))
     readme = f"README.{lang}.md"
     files.append(File.generated(config, LAB_README_PAGE, content=_lab_readme_page(readme, config)))
-    sizer_script = resources.files("iteragpu").joinpath("web/sizer.js").read_bytes()
-    files.append(DownloadFile.generated(config, SIZER_SCRIPT_URL, content=sizer_script))
+    sizer_modules = resources.files("iteragpu").joinpath("web/sizer")
+    for module in sorted(sizer_modules.iterdir(), key=lambda m: m.name):
+        if module.name.endswith(".js"):
+            url = f"{SIZER_SCRIPT_DIR}/{module.name}"
+            files.append(DownloadFile.generated(config, url, content=module.read_bytes()))
     results_script = resources.files("iteragpu").joinpath("web/results.js").read_bytes()
     files.append(DownloadFile.generated(config, RESULTS_SCRIPT_URL, content=results_script))
     _build["files"] = files

@@ -138,7 +138,9 @@ def test_the_data_files_are_in_the_wheel(installed: Installed) -> None:
         "lab/result.schema.json",
         "lab/mesure_memoire.py",
         "i18n/number_symbols.py",
-        "web/sizer.js",
+        "web/sizer/index.js",
+        "web/sizer/main.js",
+        "web/results.js",
         *(f"i18n/locale/{lang}/LC_MESSAGES/iteragpu.mo" for lang in CODES),
     ):
         assert (installed.package / name).is_file(), name

@@ -7,15 +7,13 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import results from "../../src/iteragpu/web/results.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WEB = join(ROOT, "src", "iteragpu", "web");
-const require = createRequire(import.meta.url);
-const results = require(join(WEB, "results.js"));
 const rawSchema = JSON.parse(
   readFileSync(join(ROOT, "src", "iteragpu", "lab", "result.schema.json"), "utf-8")
 );

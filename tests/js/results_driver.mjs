@@ -9,14 +9,12 @@
 // Every answer is JSON on stdout; BigInt values are written as decimal strings.
 
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import results from "../../src/iteragpu/web/results.js";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(import.meta.url);
-const results = require(join(ROOT, "src", "iteragpu", "web", "results.js"));
-const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
 const schema = results.loadSchema(
   JSON.parse(readFileSync(join(ROOT, "src", "iteragpu", "lab", "result.schema.json"), "utf-8"))
 );

@@ -9,16 +9,21 @@
 // the page embeds; without ITERAGPU_SIZER_DATA it is read from the built page site/ko/sizer/.
 
 import assert from "node:assert/strict";
-import { readFileSync, existsSync } from "node:fs";
-import { createRequire } from "node:module";
+import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const SCRIPT = join(ROOT, "src", "iteragpu", "web", "sizer.js");
-const require = createRequire(import.meta.url);
-const sizer = require(SCRIPT);
+const SIZER_DIR = join(ROOT, "src", "iteragpu", "web", "sizer");
+// The modules past the arithmetic (the old single file's part after its chart section) that
+// call Number(): the chart's pixels, vLLM's float budget, list indices, the DOM's fields. Every
+// other module (the arithmetic: rational, numbers, format, config, compute, ...) holds no float.
+const NUMBER_ALLOWED = new Set([
+  "chart.js", "fit.js", "page_fit.js", "sharding.js", "split.js", "training.js",
+  "training_tensors.js", "page.js", "page_split.js", "page_training.js", "page_sheet.js",
+]);
 
 // The Python message of each reason the sizer reports (iteragpu.core.numbers, sizer_vectors).
 const PYTHON_MESSAGES = {
@@ -109,7 +114,7 @@ for (const [index, { query, expected }] of vectors.cases.entries()) {
 
 test("every generated vector: weights, KV cache and short list as the Python core says", () => {
   // Seeded random queries and each card's edges (nominal, declared + rounding, one byte
-  // either side): a changed constant in sizer.js changes at least one of these answers.
+  // either side): a changed constant in the sizer's modules changes at least one of these answers.
   assert.ok(vectors.generated.length >= 100, `${vectors.generated.length} generated vectors`);
   const reasons = new Set();
   for (const { query, expected } of vectors.generated) {
@@ -339,15 +344,20 @@ test("queries round-trip through the URL", () => {
   assert.deepEqual(again, query);
 });
 
-test("the script holds no human text and makes no request", () => {
-  const source = readFileSync(SCRIPT, "utf-8");
-  assert.doesNotMatch(source, /[\u3131-\u318e\uac00-\ud7a3]/, "Korean text in sizer.js");
-  assert.doesNotMatch(source, /\b(fetch|XMLHttpRequest|WebSocket|sendBeacon|importScripts)\b/);
-  // Floats only draw the chart: its pixels, never a figure the page states.
-  const chart = source.indexOf("// The memory chart (#memory-chart)");
-  assert.ok(chart > 0, "no chart section in sizer.js");
-  const arithmetic = source.slice(0, chart);
-  assert.doesNotMatch(arithmetic, /\b(parseFloat|toFixed|Number\()/, "floats in sizer.js");
-  const drawing = source.slice(chart);
-  assert.doesNotMatch(drawing, /\b(parseFloat|toFixed)\b/, "floats in the chart's figures");
+test("the scripts hold no human text and make no request", () => {
+  const modules = readdirSync(SIZER_DIR).filter((name) => name.endsWith(".js"));
+  assert.ok(modules.includes("index.js") && modules.includes("main.js"), "no sizer modules");
+  for (const name of modules) {
+    const source = readFileSync(join(SIZER_DIR, name), "utf-8");
+    assert.doesNotMatch(source, /[\u3131-\u318e\uac00-\ud7a3]/, `Korean text in sizer/${name}`);
+    assert.doesNotMatch(source, /\b(fetch|XMLHttpRequest|WebSocket|sendBeacon|importScripts)\b/);
+    // Floats never state a figure: only the chart's pixels and the modules that follow vLLM's
+    // own float arithmetic or index a list with one may call Number(); none parses or rounds one.
+    assert.doesNotMatch(source, /\b(parseFloat|toFixed)\b/, `floats in sizer/${name}`);
+    if (!NUMBER_ALLOWED.has(name)) {
+      assert.doesNotMatch(source, /\bNumber\(/, `floats in sizer/${name}`);
+    }
+  }
+  const chart = readFileSync(join(SIZER_DIR, "chart.js"), "utf-8");
+  assert.ok(chart.includes("// The memory chart (#memory-chart)"), "no chart section in sizer/chart.js");
 });

@@ -4,7 +4,7 @@
 //   ITERAGPU_SIZER_VECTORS=/tmp/vectors.json ITERAGPU_SIZER_DATA=... node --test tests/js/
 //
 // Each vector (iteragpu.docs_tools.sizer_config_vectors) is a config's text, the options the CLI
-// was given and what size_model answered. Here the text is read by sizer.js, its fields fill a
+// was given and what size_model answered. Here the text is read by the sizer, its fields fill a
 // query with the same options, and the sizer's figures must equal Python's: parameters, weights,
 // KV bytes per token, the KV cache per layer kind, the total. A refused config must be refused
 // for the same reason (and the same key, where Python names one). The families described as
@@ -17,14 +17,12 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(import.meta.url);
-const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
 
 const path = process.env.ITERAGPU_SIZER_VECTORS;
 if (!path) throw new Error("ITERAGPU_SIZER_VECTORS is not set (see tests/js/sizer.test.mjs)");

@@ -6,19 +6,17 @@
 // Each vector (iteragpu.docs_tools.sizer_fit_vectors) is a config's text, a split, a card's
 // declared bytes, a utilization, what is solved, and Python's answer: tokens, sequences, vLLM's
 // blocks, its cache size in tokens and its concurrency text, what limits the answer, the flags;
-// or the refusal's reason. sizer.js reads the text as the page does (readConfig), splits it
+// or the refusal's reason. The sizer reads the text as the page does (readConfig), splits it
 // (vllmSplit) and solves it (vllmFit): every figure must be Python's, exactly.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(import.meta.url);
-const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
 
 const path = process.env.ITERAGPU_SIZER_VECTORS;
 if (!path) throw new Error("ITERAGPU_SIZER_VECTORS is not set (see tests/js/sizer.test.mjs)");

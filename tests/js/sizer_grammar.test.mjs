@@ -8,14 +8,12 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(import.meta.url);
-const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
 
 function readJson(variable) {
   const path = process.env[variable];

@@ -8,20 +8,18 @@
 // Each vector (iteragpu.docs_tools.sizer_sheet_vectors) is a page state: the form's query, the
 // model the page knows (chosen by name, or the family of the config read), the split over
 // several GPUs of the config read (a preset's text here) and Python's Markdown in every
-// language, or null where the page offers no sheet. sizer.js computes the page's figures
+// language, or null where the page offers no sheet. The sizer computes the page's figures
 // (compute), splits the config (readConfig, vllmSplit), builds the sheet (sizerSheet) and
 // prints it (sheetMarkdown) with the page data's words: every character must be Python's.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(import.meta.url);
-const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
 
 const path = process.env.ITERAGPU_SIZER_VECTORS;
 if (!path) throw new Error("ITERAGPU_SIZER_VECTORS is not set (see tests/js/sizer.test.mjs)");

@@ -6,19 +6,17 @@
 // Each vector (iteragpu.docs_tools.sizer_split_vectors) is a config's text, a split (TP, PP, EP,
 // tokens, sequences, reserve) and Python's answer: per rank, weights, the part other ranks hold
 // too, KV bytes per token, token slots, KV cache and total, and the rank that fills first; or
-// the refusal's reason. sizer.js reads the text as the page does (readConfig) and splits it
+// the refusal's reason. The sizer reads the text as the page does (readConfig) and splits it
 // (vllmSplit): every figure must be Python's, exactly.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import sizer from "../../src/iteragpu/web/sizer/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(import.meta.url);
-const sizer = require(join(ROOT, "src", "iteragpu", "web", "sizer.js"));
 
 const path = process.env.ITERAGPU_SIZER_VECTORS;
 if (!path) throw new Error("ITERAGPU_SIZER_VECTORS is not set (see tests/js/sizer.test.mjs)");

@@ -173,14 +173,18 @@ def test_every_navigation_label_is_in_the_pages_language(site: Path, page: str) 
 # What the sizer writes after reading a config
 # ---------------------------------------------------------------------------------------------
 
-SIZER_JS = Path(__file__).resolve().parents[2] / "src" / "iteragpu" / "web" / "sizer.js"
+SIZER_CONFIG_READER = (
+    Path(__file__).resolve().parents[2] / "src" / "iteragpu" / "web" / "sizer" / "config_reader.js"
+)
 LLAMA_CONFIG = Path(__file__).resolve().parents[2] / "snippets" / "models" / "llama-3-8b"
 
 
 def _layouts() -> set[str]:
-    """The KV layouts sizer.js can name in its summary (its LAYOUT_/MLA_ constants)."""
-    text = SIZER_JS.read_text("utf-8")
-    return set(re.findall(r'var (?:LAYOUT_PER_HEAD|MLA_LATENT|MLA_PER_HEAD) = "(\w+)";', text))
+    """The KV layouts the sizer can name in its summary (the LAYOUT_/MLA_ constants of
+    web/sizer/config_reader.js)."""
+    text = SIZER_CONFIG_READER.read_text("utf-8")
+    pattern = r'const (?:LAYOUT_PER_HEAD|MLA_LATENT|MLA_PER_HEAD) = "(\w+)";'
+    return set(re.findall(pattern, text))
 
 
 @pytest.mark.parametrize("lang", LANGS)

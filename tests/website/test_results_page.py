@@ -72,8 +72,10 @@ def test_the_page_embeds_the_schema_the_words_and_the_example(site: Path, lang: 
     assert data["symbols"]["decimal"] == format_number(1.5, 1, lang)[1]
     published = (site / lang / "assets" / "results.js").read_bytes()
     assert published == (ROOT / "src" / "iteragpu" / "web" / "results.js").read_bytes()
-    # the sizer's arithmetic first, then the viewer
-    assert html.index("assets/sizer.js") < html.index("assets/results.js")
+    # the sizer's arithmetic first, then the viewer (both modules: run in this order)
+    assert html.index('type="module" src="../assets/sizer/main.js"') < html.index(
+        'type="module" src="../assets/results.js"'
+    )
 
 
 @pytest.mark.browser

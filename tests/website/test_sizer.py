@@ -32,7 +32,8 @@ OUTPUT_IDS = (
     "state-bytes",
     "model-total-gib",
 )
-SIZER_SCRIPT = ROOT / "src" / "iteragpu" / "web" / "sizer.js"
+# The browser sizer: native ES modules, published byte for byte under assets/sizer/.
+SIZER_MODULES = ROOT / "src" / "iteragpu" / "web" / "sizer"
 CATALOG = ROOT / "src" / "iteragpu" / "gpus" / "gpu_catalog.json"
 _DATA = re.compile(r'<script type="application/json" id="sizer-data">([^<]*)</script>')
 # The Python message of each reason the page reports (iteragpu.core.numbers, sizer_vectors).
@@ -98,9 +99,14 @@ def test_the_page_embeds_the_catalog_the_defaults_and_babel_symbols(site: Path, 
 @pytest.mark.site
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_page_loads_the_published_script(site: Path, lang: str) -> None:
-    assert (site / lang / "assets" / "sizer.js").read_bytes() == SIZER_SCRIPT.read_bytes()
+    modules = sorted(SIZER_MODULES.glob("*.js"))
+    assert {"index.js", "main.js"} <= {module.name for module in modules}
+    published = site / lang / "assets" / "sizer"
+    assert sorted(p.name for p in published.glob("*.js")) == [m.name for m in modules]
+    for module in modules:
+        assert (published / module.name).read_bytes() == module.read_bytes(), module.name
     html = (site / lang / "sizer" / "index.html").read_text("utf-8")
-    assert '<script src="../assets/sizer.js"></script>' in html
+    assert '<script type="module" src="../assets/sizer/main.js"></script>' in html
     for element_id in (*OUTPUT_IDS, "sizer-form", "sizer-candidates", "sizer-error"):
         assert f'id="{element_id}"' in html
     assert "sizer-data" not in (site / lang / "sizing" / "index.html").read_text("utf-8")

@@ -29,7 +29,7 @@ sized in powers of two, `--sequences`, `--days`, `--cards`, layers and heads, ke
 suffixes: nobody means 1,024 days by "1k days", and they read as they always have.
 
 Every error is a one-line `InputError` whose `reason` is the code the browser sizer reports
-(`src/iteragpu/web/sizer.js` implements the same grammar; `sizer_vectors` pins the two together)
+(`web/sizer/numbers.js` implements the same grammar; `sizer_vectors` pins the two together)
 and whose `template` is a message of the package's catalogue, so that the CLI can say it in the
 reader's language; `str()` of the error is the English message.
 

@@ -17,7 +17,7 @@ reader read (`reading`: KV heads, head size, every layer's kind, active and floa
 
 `expression_vectors` are the recipe expressions' own vectors: an expression, the values it
 reads and what `iteragpu.models.recipe.Scope` makes of it (Python's repr of the value, or the
-refusal's reason and key), for sizer.js's evaluator.
+refusal's reason and key), for web/sizer/expressions.js's evaluator.
 """
 
 from __future__ import annotations

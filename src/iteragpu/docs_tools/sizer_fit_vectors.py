@@ -1,5 +1,6 @@
 """Test vectors for the sizer's "solve for" section: `iteragpu.parallel.fit`'s vLLM answers
-per config, split and card, which sizer.js's `vllmFit` (over its own `vllmSplit`) must match.
+per config, split and card, which web/sizer/fit.js's `vllmFit` (over split.js's `vllmSplit`)
+must match.
 
 Each vector is a config's text, the split and cache (TP, PP, tokens or sequences, KV bytes per
 value, reserve), the card's declared bytes and the utilization, and Python's answer: tokens,

@@ -1,6 +1,6 @@
 """Test vectors for the sizer's filled load sheet (#filled-sheet): for a page state (the form's
 query, the model chosen by name or the config read, the split's TP, PP and EP), the Markdown
-`iteragpu.i18n.sheet.sheet_markdown` prints in each language, which sizer.js's `sheetMarkdown`
+`iteragpu.i18n.sheet.sheet_markdown` prints in each language, which sizer/sheet.js's `sheetMarkdown`
 (over `sizerSheet`) must print character for character.
 
 The figures are the Python core's: `sizer_vectors.expected(query)` for one GPU (the page's own

@@ -1,5 +1,5 @@
 """Test vectors for the sizer's split over several GPUs: `iteragpu.parallel`'s vLLM plans per
-config and option, which sizer.js's `vllmSplit` must match rank by rank.
+config and option, which web/sizer/split.js's `vllmSplit` must match rank by rank.
 
 Each vector is a config's text, the split's options (TP, PP, EP, tokens, sequences, bits, KV
 bytes per value, reserve) and, per rank, its weights, the part other ranks hold too, its KV

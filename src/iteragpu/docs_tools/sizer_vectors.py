@@ -33,6 +33,7 @@ from iteragpu.docs_tools.sizer_sheet_vectors import sheet_vectors
 from iteragpu.docs_tools.sizer_split_vectors import split_vectors
 from iteragpu.docs_tools.sizer_training_vectors import training_vectors
 from iteragpu.gpus.catalog import load_catalog
+from iteragpu.gpus.need import INFERENCE_MISSING
 from iteragpu.gpus.shortlist import Candidate, shortlist
 from iteragpu.i18n.languages import CODES
 from iteragpu.i18n.numbers import format_number
@@ -66,7 +67,7 @@ DEFAULT_QUERY = {
     "days": "3",
 }
 TASKS = ("inference", "training", "adaptation")
-# The largest value each field takes, as the CLI bounds it (`sizer.js` holds the same LIMITS).
+# The largest value each field takes, as the CLI bounds it (sizer/compute.js holds the same LIMITS).
 LIMITS: dict[str, int] = {
     "params": weights.MAX_PARAMETERS,
     "bits": weights.MAX_BITS,
@@ -163,10 +164,11 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
         estimate, (kv, state), days = _read_query(q, c)
     except (InputError, ValueError) as error:
         return {"valid": False, "error": str(error)}
-    candidates = shortlist(estimate.total_gib, days)
-    # `iteragpu model`'s total: weights, KV cache, states and reserve (the rough range leaves KV
-    # and states out).
+    # The whole need the page computed, as `iteragpu model --shortlist` judges it: weights, KV
+    # cache, states and reserve; the prompt's activations and temporaries are still to measure,
+    # so the need is a lower bound (the first estimate, weights + reserve, decides nothing).
     model_total = estimate.total_bytes + kv.kv_cache_bytes + state
+    candidates = shortlist(gib(model_total), days, need_missing=INFERENCE_MISSING)
     return {
         "valid": True,
         "weights_bytes": _exact(estimate.weights_bytes),
@@ -198,6 +200,7 @@ def expected(query: dict[str, str], *, decimal_comma: bool = False) -> dict[str,
             }
             for lang in CODES
         },
+        "need_missing": list(INFERENCE_MISSING),
         "candidates": [_candidate(c) for c in candidates],
     }
 
@@ -315,6 +318,7 @@ def _candidate(c: Candidate) -> dict[str, Any]:
         },
         "paper_margin_bytes": c.paper_margin_bytes,
         "paper_margin_basis": c.paper_basis,
+        "holds_need_on_paper": c.holds_need_on_paper,
     }
 
 
@@ -468,7 +472,7 @@ def _boundary_queries() -> list[dict[str, str]]:
 
 def generated_queries(count: int = 160) -> list[dict[str, str]]:
     """Seeded random queries over weights, KV cache and short list, plus every card's edges, so
-    that a changed constant in sizer.js changes some answer."""
+    that a changed constant in the sizer's modules changes some answer."""
     random = Random(20240917)  # seeded: the same vectors on every run
     bits = ("16", "15.999", "8", "4", "4.5", "3", "2.5", "32", "1")
     queries = _boundary_queries()
@@ -490,6 +494,86 @@ def generated_queries(count: int = 160) -> list[dict[str, str]]:
             }
         )
     return queries
+
+
+# The review order of the cards to check, on a catalogue where it matters (the real one may hold
+# no card whose package is cheaper while its capacity on paper is below the need): the cards
+# whose capacity on paper holds the need first, then by cost, then by margin on paper. The
+# cards in gpu_catalog.json's shape, with only the fields the sizer reads.
+REVIEW_ORDER_CARDS: list[dict[str, Any]] = [
+    # "20 GB" with the cheapest package: below a 19.04 GiB need as decimal GB, not excluded.
+    {"id": "cheap", "nominal_gb": 20, "declared_bytes": None, "price": "1"},
+    {"id": "roomy", "nominal_gb": 80, "declared_bytes": None, "price": None},
+    {"id": "dear", "nominal_gb": 48, "declared_bytes": None, "price": "9"},
+    {"id": "declared", "nominal_gb": 16, "declared_bytes": 24 * 2**30, "price": "5"},
+    # No figure at all: no margin on paper, so it does not hold the need on paper.
+    {"id": "unknown", "nominal_gb": None, "declared_bytes": None, "price": "0.5"},
+]
+REVIEW_ORDER_QUERIES: list[dict[str, str]] = [{}, {"params": "1e9"}, {"params": "40e9"}]
+
+
+def review_order_catalog() -> dict[str, Any]:
+    """`REVIEW_ORDER_CARDS` as gpu_catalog.json writes cards (the fields the sizer reads)."""
+    cards = []
+    for c in REVIEW_ORDER_CARDS:
+        declared = c["declared_bytes"]
+        cards.append(
+            {
+                "id": c["id"],
+                "name": c["id"].upper(),
+                "nominal_memory_gb": c["nominal_gb"],
+                "declared_memory_bytes": declared,
+                "declared_memory_source": None if declared is None else {"resolution_bytes": 2**20},
+                "packages": []
+                if c["price"] is None
+                else [{"cards": 1, "days": 3, "price": c["price"], "currency": "USD"}],
+            }
+        )
+    return {"cards": cards}
+
+
+def review_order_vectors() -> list[dict[str, Any]]:
+    """For each query, the short list's order on `review_order_catalog()`, as
+    `iteragpu.gpus.shortlist` orders it for the sizer's whole need (weights, cache, reserve)."""
+    from decimal import Decimal
+
+    from iteragpu.gpus.catalog import Card, DeclaredMemory, RentalPackage
+
+    cards = []
+    for c in review_order_catalog()["cards"]:
+        source = c["declared_memory_source"]
+        declared = None
+        if source is not None:
+            declared = DeclaredMemory(
+                c["declared_memory_bytes"],
+                "t",
+                None,
+                0,
+                "MiB",
+                source["resolution_bytes"],
+                "",
+                "",
+                "",
+            )
+        packages = tuple(
+            RentalPackage(p["cards"], p["days"], Decimal(p["price"]), p["currency"], None, "t")
+            for p in c["packages"]
+        )
+        cards.append(Card(c["id"], c["name"], c["nominal_memory_gb"], "t", packages, declared))
+    found = []
+    for query in REVIEW_ORDER_QUERIES:
+        estimate, (kv, state), days = _read_query({**DEFAULT_QUERY, **query}, False)
+        need = estimate.total_bytes + kv.kv_cache_bytes + state
+        ranked = shortlist(gib(need), days, catalog=cards, need_missing=INFERENCE_MISSING)
+        found.append(
+            {
+                "query": query,
+                "candidates": [c.card.id for c in ranked],
+                "holds_need_on_paper": [c.holds_need_on_paper for c in ranked],
+                "status": [str(c.status) for c in ranked],
+            }
+        )
+    return found
 
 
 def vectors() -> dict[str, Any]:
@@ -518,11 +602,15 @@ def vectors() -> dict[str, Any]:
         "model_configs": config_vectors(),
         # The training mode's: `iteragpu train`'s answers (sizer_training_vectors).
         "training": training_vectors(),
-        # The split over several GPUs (iteragpu.parallel, vLLM's rules): sizer.js's vllmSplit.
+        # The split over several GPUs (iteragpu.parallel, vLLM's rules): sizer/split.js's vllmSplit.
         "model_splits": split_vectors(),
         "model_fits": fit_vectors(),
-        # The filled load sheet (iteragpu.i18n.sheet): sizer.js's sheetMarkdown.
+        # The filled load sheet (iteragpu.i18n.sheet): web/sizer/sheet.js's sheetMarkdown.
         "sheets": sheet_vectors(DEFAULT_QUERY, expected),
+        # The review order on a catalogue where it differs from cost first: sizer/shortlist.js's
+        # shortlist(loadCatalog(review_order_catalog), need, days).
+        "review_order_catalog": review_order_catalog(),
+        "review_order": review_order_vectors(),
     }
 
 

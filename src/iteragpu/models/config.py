@@ -305,7 +305,7 @@ def load_config(path: Path) -> ModelConfig:
 
 
 MAX_LAYERS: Final = 100_000
-"""The most decoder layers a config may declare (sizer.js has the same bound)."""
+"""The most decoder layers a config may declare (web/sizer/config_reader.js has the same bound)."""
 
 
 def parse_config(raw: Mapping[str, Any], where: str = "config.json") -> ModelConfig:

@@ -1,7 +1,7 @@
 """The tables the sizer page's training mode reads (docs/hooks.py gives them to the page as
 `training`): how each family's class names and builds its modules (naming.json), PEFT's default
 targets, its MoE conversion and Mamba refusals, and the byte rules' constants. The page's
-script (src/iteragpu/web/sizer.js, its training section) applies the same rules as
+script (src/iteragpu/web/sizer/training*.js and sharding.js) applies the same rules as
 iteragpu.training to them; tests/js/sizer_training.test.mjs holds its answers equal to
 `iteragpu train`'s (vectors from iteragpu.docs_tools.sizer_training_vectors)."""
 
