@@ -1138,7 +1138,7 @@ def _fit_quantized() -> WorkedExample:
     return WorkedExample(
         id="fit-quantized-rtx-4090",
         title={
-            "ko": "카드에 들어가는 한도: RTX 4090 한 장에서 가장 긴 컨텍스트, bf16과 GPTQ 4비트 (vLLM)",
+            "ko": "카드에 들어가는 한도: RTX 4090 한 장의 가장 긴 컨텍스트, bf16과 GPTQ 4비트",
             "id": "Batas yang muat: konteks terpanjang satu RTX 4090, bf16 dan GPTQ 4 bit (vLLM)",
         },
         where="quantization-quality.md#fit",

@@ -304,15 +304,17 @@ test("the declared capacity excludes, else the nominal figure read in binary uni
       { id: "e", name: "E", nominal_memory_gb: 16, ...declared(24 * 2 ** 30), packages: pkg },
     ],
   };
-  const result = sizer.compute({}, { ...data, catalog }); // a need of 19.04 GiB
+  // The whole need of the defaults: weights 13.04 GiB + reserve 6 GiB + KV cache 1 GiB.
+  const result = sizer.compute({}, { ...data, catalog });
   assert.deepEqual(
     result.candidates.map((c) => [c.id, c.reasons.memory, c.requirements.package, c.status, c.rank]),
     [
-      // To check, in review order: with a package first, then the larger margin on paper.
+      // To check, in review order: those holding the need on paper first, then with a package
+      // first, then the larger margin on paper.
       ["e", "above_nominal_within_declared", "fit", "check_needed", null],
       ["a", "nominal_not_proof", "check_needed", "check_needed", null],
       ["b", "nominal_unknown", "check_needed", "check_needed", null],
-      // Excluded, in catalogue order: "8 GB" read as 8 GiB still cannot hold 19.04 GiB.
+      // Excluded, in catalogue order: "8 GB" read as 8 GiB still cannot hold 20.04 GiB.
       ["d", "declared_below_need", "fit", "excluded", null],
       ["c", "above_nominal_binary", "fit", "excluded", null],
     ]
@@ -327,10 +329,16 @@ test("the declared capacity excludes, else the nominal figure read in binary uni
       ["c", "nominal", false],
     ]
   );
-  // "80 GB" read as 80e9 B, minus the need (7e9 x 2 B + 6 GiB, whole bytes), to the byte.
-  const need = 14n * 10n ** 9n + 6n * (1n << 30n);
-  assert.deepEqual(result.totalBytes, { n: need, d: 1n });
+  // "80 GB" read as 80e9 B, minus the whole need (7e9 x 2 B + 6 GiB + the KV cache of 32
+  // layers x 2 x 8 heads x 128 x 8,192 tokens x 2 B), to the byte; the first estimate
+  // (weights + reserve) is still shown, and decides nothing.
+  const firstEstimate = 14n * 10n ** 9n + 6n * (1n << 30n);
+  const need = firstEstimate + 32n * 2n * 8n * 128n * 8192n * 2n;
+  assert.deepEqual(result.totalBytes, { n: firstEstimate, d: 1n });
+  assert.deepEqual(result.modelTotalBytes, { n: need, d: 1n });
   assert.equal(result.candidates[1].paperMarginBytes, 80n * 10n ** 9n - need);
+  assert.deepEqual(result.candidates.map((c) => c.holdsNeedOnPaper), [true, true, false, false, false]);
+  assert.deepEqual(result.needMissing, ["activations", "prefill_temporaries"]);
 });
 
 test("queries round-trip through the URL", () => {
@@ -360,4 +368,33 @@ test("the scripts hold no human text and make no request", () => {
   }
   const chart = readFileSync(join(SIZER_DIR, "chart.js"), "utf-8");
   assert.ok(chart.includes("// The memory chart (#memory-chart)"), "no chart section in sizer/chart.js");
+});
+
+test("the review order puts the cards that hold the whole need on paper first (Python's vectors)", () => {
+  assert.ok(vectors.review_order.length > 0);
+  for (const v of vectors.review_order) {
+    const result = sizer.compute(v.query, { ...data, catalog: vectors.review_order_catalog });
+    assert.deepEqual(result.candidates.map((c) => c.id), v.candidates, JSON.stringify(v.query));
+    assert.deepEqual(result.candidates.map((c) => c.holdsNeedOnPaper), v.holds_need_on_paper);
+    assert.deepEqual(result.candidates.map((c) => c.status), v.status);
+  }
+});
+
+test("an hourly offer prices any campaign as its instance's rate x 24 h x days", () => {
+  const offer = (cards, price, per) => ({ cards, hourly_price: price, price_per: per, currency: "USD" });
+  const card = {
+    id: "x", name: "X", nominal_memory_gb: 80, declared_memory_bytes: null,
+    declared_memory_source: null,
+    packages: [{ cards: 1, days: 3, price: "100", currency: "USD" }],
+    hourly_offers: [offer(1, "2.50", "gpu"), offer(1, "1.99", "gpu"), offer(8, "16", "instance"), offer(8, "1.5", "gpu")],
+  };
+  const cards = sizer.loadCatalog({ cards: [card] });
+  const price = (days, count) => {
+    const c = sizer.shortlist(cards, sizer.rational(1n), days, count)[0];
+    return c.cost === null ? null : sizer.exact(c.cost);
+  };
+  assert.equal(price(3n, 1n), "100"); // the fixed package of exactly those days wins
+  assert.equal(price(2n, 1n), "2388/25"); // 1.99 x 24 x 2 = 95.52: the cheapest offer
+  assert.equal(price(1n, 8n), "288"); // 8 x 1.5 x 24 beats 16 x 24
+  assert.equal(price(1n, 2n), null); // no offer for two cards
 });

@@ -155,3 +155,49 @@ for (const [key, lang] of [["token_cases", null], ["token_cases_decimal_comma", 
     });
   }
 }
+
+// A reader who groups thousands (16,384 where the dot is the decimal mark; 1.000.000) gets the
+// grammar's refusal of a number it cannot read at all (not_token_count, not_count, not_number),
+// whose words are about suffixes or the decimal mark: the page rewords it from what was typed
+// (page.js digitGrouping), and what it tells the reader to write reads, to the same value.
+
+import { digitGrouping } from "../../src/iteragpu/web/sizer/page.js";
+
+test("a grouping of thousands the grammar refuses is reworded, and what it suggests reads", () => {
+  const parsers = {
+    count: sizer.parseCount,
+    number: (text, maximum, comma) => sizer.parseNumber(text, comma),
+  };
+  const grouped = [
+    ["16,384", false, "comma", "16384"],
+    ["1,000,000", false, "comma", "1000000"],
+    ["1,234.5", false, "comma", "1234.5"],
+    ["1.234,5", false, "dot", "1234.5"],
+    ["1.000.000", true, "dot", "1000000"],
+    ["1,000,000", true, "comma", "1000000"],
+    ["1.234,5", true, "dot", "1234,5"],
+  ];
+  for (const [text, comma, mark, digits] of grouped) {
+    const said = digitGrouping(text, comma);
+    assert.deepEqual([said.mark, said.digits], [mark, digits], text);
+    // The grammar refuses the grouped text with a reason the page rewords...
+    const parse = digits.includes(".") || digits.includes(",") ? parsers.number : parsers.count;
+    const refused = parse(text, undefined, comma);
+    assert.equal(refused.ok, false, text);
+    assert.ok(["not_count", "not_token_count", "not_number"].includes(refused.reason), refused.reason);
+    // ...and reads what it suggests, with or without the underscores, to one value.
+    const plain = parse(said.digits, undefined, comma);
+    const underscored = parse(said.underscored, undefined, comma);
+    assert.ok(plain.ok && underscored.ok, `${said.digits} / ${said.underscored}`);
+    assert.equal(sizer.exact(sizer.rational(plain.value.n ?? plain.value)),
+      sizer.exact(sizer.rational(underscored.value.n ?? underscored.value)));
+  }
+  // Korean 16,384 tokens: the grammar's reason is the one about suffixes, the page's words not.
+  assert.equal(sizer.parseTokens("16,384", 10n ** 9n, false).reason, "not_token_count");
+  // Not a grouping: a decimal comma where the dot is the mark, a lone group (ambiguous where a
+  // decimal comma is read, a fraction elsewhere), a group of two digits.
+  for (const text of ["1,5", "4,5,6", "16,38", "0,384", "16384", "1,2345"]) {
+    assert.equal(digitGrouping(text, false), null, text);
+  }
+  assert.equal(sizer.parseTokens("16,384", 10n ** 9n, true).reason, "ambiguous_separator");
+});

@@ -10,6 +10,8 @@ import {
   DECODED_CONFIG_MAX_CHARS,
   decodeConfig,
   encodeConfig,
+  LINK_CONFIG_MAX_CHARS,
+  linkConfigToken,
   searchFromState,
   stateFromSearch,
 } from "../../src/iteragpu/web/sizer/link_state.js";
@@ -19,6 +21,7 @@ const SECTIONS = {
   train: { method: "full", micro_batch: "1", sequence_length: "2048" },
   split: { tp: "1", pp: "1", ep: "" },
   fit: { card: "", solve: "tokens", utilization: "" },
+  config: { layout: "mla_latent" },
 };
 
 test("a pasted config survives the trip through the address, byte for byte", async () => {
@@ -98,4 +101,29 @@ test("a named model wins over a config; an old link (query alone) opens at the d
   assert.equal(old.sections.train.method, "full");
   assert.equal(old.model, null);
   assert.equal(old.config, null);
+});
+
+test("how a config is read travels too (config_layout), apart from the config itself", () => {
+  const search = searchFromState({
+    query: DEFAULTS, defaults: DEFAULTS, model: null, config: "abc",
+    sections: { config: { values: { layout: "mla_per_head" }, defaults: SECTIONS.config } },
+  });
+  assert.match(search, /config_layout=mla_per_head/);
+  const back = stateFromSearch(search, DEFAULTS, SECTIONS);
+  assert.equal(back.config, "abc");
+  assert.equal(back.sections.config.layout, "mla_per_head");
+  assert.equal(stateFromSearch("?config_layout=mla_per_head", DEFAULTS, SECTIONS).config, null);
+});
+
+test("a config's token goes into a link only up to LINK_CONFIG_MAX_CHARS", async () => {
+  assert.equal(linkConfigToken("a".repeat(LINK_CONFIG_MAX_CHARS)), "a".repeat(LINK_CONFIG_MAX_CHARS));
+  assert.equal(linkConfigToken("a".repeat(LINK_CONFIG_MAX_CHARS + 1)), null);
+  assert.equal(linkConfigToken(""), null);
+  assert.equal(linkConfigToken(null), null);
+  // A published-size config fits; random text of a few tens of kilobytes does not.
+  const small = await encodeConfig(JSON.stringify({ model_type: "llama", num_hidden_layers: 32 }));
+  assert.equal(linkConfigToken(small), small);
+  let noise = "";
+  for (let i = 0; noise.length < 40000; i += 1) noise += Math.imul(i, 2654435761).toString(36);
+  assert.equal(linkConfigToken(await encodeConfig(noise)), null);
 });

@@ -85,3 +85,63 @@ test("the page states every figure `iteragpu train` states, or refuses for its r
   }
   assert.deepEqual(wrong.slice(0, 5), []);
 });
+
+test("a training run's need is its fullest GPU's model states plus the reserve (iteragpu train)", () => {
+  let checked = 0;
+  for (const v of vectors) {
+    if (!v.expected.valid) continue;
+    const plan = sizer.trainingPlan(v.text, v.form, data, false);
+    const reserve = sizer.rational(6n * (1n << 30n));
+    const need = sizer.trainingNeed(plan, reserve);
+    const states = BigInt(v.expected.model_states_bytes);
+    assert.deepEqual(need.bytes, sizer.rational(states + 6n * (1n << 30n)), v.name);
+    assert.equal(need.cards, BigInt(v.form.gpus), v.name);
+    assert.deepEqual(need.missing, ["activations", "step_temporaries"]);
+    assert.equal(need.complete, false);
+    checked += 1;
+  }
+  assert.ok(checked > 100, `only ${checked} plans checked`);
+});
+
+test("the run's shape is read as the CLI reads it: recorded, refused when malformed", () => {
+  const tiny = vectors.find((v) => v.name === "tiny-llama" && v.expected.valid);
+  const plan = (extra) => sizer.trainingPlan(tiny.text, { ...tiny.form, ...extra }, data, false);
+  const read = plan({ sequence_length: "4096", micro_batch: "4", grad_accum: "8", checkpointing: "full" });
+  assert.equal(read.valid, true);
+  assert.equal(read.request.sequence_length, 4096n);
+  assert.equal(read.request.micro_batch, 4n);
+  assert.equal(read.request.grad_accum, 8n);
+  assert.equal(read.request.checkpointing, "full");
+  // The states do not depend on them: activations are measured.
+  assert.equal(read.modelStatesBytes, plan({}).modelStatesBytes);
+  assert.deepEqual([plan({ sequence_length: "4k" }).field, plan({ sequence_length: "4k" }).reason],
+    ["sequence_length", "ambiguous_suffix"]);
+  assert.equal(plan({ micro_batch: "0" }).field, "micro_batch");
+  assert.equal(plan({ grad_accum: "-1" }).field, "grad_accum");
+  assert.equal(plan({ micro_batch: "" }).request.micro_batch, null);
+});
+
+test("a training run's chart stacks weights, model states and reserve, and judges cards on them", () => {
+  const tiny = vectors.find((v) => v.name === "preset-llama-3.1-8b" && v.expected.valid && v.form.method === "qlora");
+  assert.ok(tiny, "a QLoRA vector on Llama 3.1 8B");
+  const plan = sizer.trainingPlan(tiny.text, tiny.form, data, false);
+  const reserve = sizer.rational(2n * (1n << 30n));
+  const need = sizer.trainingNeed(plan, reserve);
+  const cards = sizer.loadCatalog(data.catalog);
+  const candidates = sizer.judge(cards, need, 3n);
+  const result = sizer.compute({}, data);
+  const model = sizer.chartModel({ ...result, candidates }, cards, need);
+  assert.deepEqual(model.segments.map((s) => s.key), ["weights", "states", "reserve"]);
+  assert.deepEqual(model.segments[2].end, need.bytes);
+  assert.equal(sizer.exact(model.segments[0].bytes), String(plan.weightsBytes));
+  // Every card drawn is judged against the training need, not the inference figures.
+  for (const card of model.cards) {
+    const paper = card.declaredBytes !== null ? card.declaredBytes : card.nominalBytes;
+    const within = paper.n * need.bytes.d >= need.bytes.n * paper.d;
+    assert.equal(card.paper, within ? "within" : "beyond", card.id);
+  }
+  // QLoRA on an 8B model: the T4 (16 GB) is not excluded by a 7.66 GiB + 2 GiB need.
+  const t4 = candidates.find((c) => c.id === "t4");
+  assert.notEqual(t4.status, "excluded");
+  assert.deepEqual(t4.needMissing, ["activations", "step_temporaries"]);
+});

@@ -209,8 +209,12 @@ def _assert_shows(page: Any, lang: str, query: dict[str, str]) -> None:
     assert _figures(page) == want["text"][lang]
     labels = _status_labels(page)
     rows = _rows(page)
-    assert [row["card_id"] for row in rows] == [c["card_id"] for c in want["candidates"]]
-    for row, candidate in zip(rows, want["candidates"], strict=True):
+    # A fine-tuning task's need is counted from a model's tensors: with no model read, no card
+    # is judged (the vectors' candidates are the inference need's).
+    fine_tuning = {**DEFAULT_QUERY, **query}["task"] != "inference"
+    candidates = [] if fine_tuning else want["candidates"]
+    assert [row["card_id"] for row in rows] == [c["card_id"] for c in candidates]
+    for row, candidate in zip(rows, candidates, strict=True):
         assert row["status"] == candidate["status"]
         assert row["requirements"] == candidate["requirements"]
         # No rank: the page takes no lab result, so no candidate is fit on every requirement.
@@ -222,7 +226,8 @@ def _assert_shows(page: Any, lang: str, query: dict[str, str]) -> None:
             assert row["paper"] == unknown
         else:
             short = _page_messages(page, "data-text")[f"basis_short_{basis}"]
-            assert row["paper"] == f"{format_number(Fraction(margin, 2**30), 2, lang)} ({short})"
+            gib_text = format_number(Fraction(int(margin), 2**30), 2, lang)
+            assert row["paper"] == f"{gib_text} ({short})"
         assert row["reason"] == candidate["reasons"]["memory"]
         assert row["reason_text"] == _page_messages(page, "data-memory-reason")[row["reason"]]
         assert row["status_texts"] == [
@@ -325,7 +330,7 @@ def test_editing_recomputes_and_the_url_reopens_the_same_state(
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", LANGS)
-def test_the_task_changes_the_checklist_not_the_figures(
+def test_the_task_drives_the_checklist_the_fields_and_the_cards(
     page: Any, base_url: str, lang: str
 ) -> None:
     _open(page, base_url, lang)
@@ -337,8 +342,15 @@ def test_the_task_changes_the_checklist_not_the_figures(
             checklist = page.locator(f'[data-task-checklist="{other}"]')
             assert checklist.is_visible() == (other == task), (task, other)
         assert page.locator(f'[data-task-checklist="{task}"] li').count() >= 5
+        # The guide's arithmetic is the same for every task; no hidden multiplier.
         assert _figures(page) == before == expected({"task": task})["text"][lang]
-        assert _rows(page) == rows_before
+        inference = task == "inference"
+        # Fine-tuning asks for the run, not for an inference cache.
+        assert page.locator("#sizer-kv-heads").is_visible() == inference
+        assert page.locator("#sizer-train-form").is_visible() == (not inference)
+        # Its need is counted from the model's tensors: without a model, no card is judged
+        # (never against inference figures).
+        assert _rows(page) == (rows_before if inference else [])
         assert _url_query(page)["task"] == task
 
 
@@ -509,6 +521,8 @@ def test_a_bad_config_says_why_in_one_line_and_keeps_the_form(
 ) -> None:
     _open(page, base_url, lang)
     before = _form_query(page)
+    figures_before = _figures(page)
+    rows_before = page.locator("#sizer-candidates tbody tr").count()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     reasons = {
@@ -527,18 +541,20 @@ def test_a_bad_config_says_why_in_one_line_and_keeps_the_form(
         assert "\n" not in shown and shown
         assert shown.split(":")[0] in messages[reason] or messages[reason].split("{")[0] in shown
         assert not re.search(r"undefined|NaN|\{key\}|\{limit\}", shown)
-        # The previous input's figures are not left standing under the refusal.
+        # The previous input's figures stay under the refusal, marked stale (issue 35).
         results = page.locator("#sizer-results")
         assert results.get_attribute("data-state") == "stale"
-        empty = results.get_attribute("data-empty") or ""
-        assert page.locator("#weights-gib").inner_text().strip() == empty.strip()
-        assert page.locator("#sizer-candidates tbody tr").count() == 0
-        assert page.locator("#memory-chart svg [data-segment]").count() == 0
+        assert results.get_attribute("data-stale") == "true"
+        assert page.locator("#sizer-stale-note").inner_text().strip()
+        assert _figures(page) == figures_before
+        assert page.locator("#sizer-candidates tbody tr").count() == rows_before > 0
+        assert page.locator("#memory-chart svg [data-segment]").count() > 0
     assert _form_query(page) == before
     assert errors == []
     # Editing the form shows its figures again.
     page.fill("#sizer-tokens", _form_query(page)["tokens"])
     assert page.locator("#sizer-results").get_attribute("data-state") == "ok"
+    assert page.locator("#sizer-results").get_attribute("data-stale") is None
     assert page.locator("#sizer-candidates tbody tr").count() > 0
 
 
@@ -602,7 +618,7 @@ def test_the_chart_stacks_the_need_and_marks_each_cards_capacities(
         )
         for c in want["candidates"]:
             if c["status"] != "excluded":
-                within = c["paper_margin_bytes"] >= 0
+                within = int(c["paper_margin_bytes"]) >= 0
                 assert paper[c["card_id"]] == ("within" if within else "beyond")
         # The text alternative: the same figures, in the page's number format.
         text = chart["text"]
@@ -694,6 +710,7 @@ def test_the_training_mode_states_iteragpu_trains_figures(
     assert page.locator("#sizer-train-status").get_attribute("data-state") == "empty"
     assert page.locator("#sizer-train-states tbody tr").count() == 0
     preset = next(p for p in presets() if p.name == "llama-3.1-8b")
+    page.select_option("#sizer-task", "training")
     page.select_option("#sizer-preset", preset.name)
     for form in TRAINING_FORMS:
         _training_form(page, form)

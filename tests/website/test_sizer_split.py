@@ -101,3 +101,83 @@ def test_without_a_config_the_page_asks_for_one(page: Any, base_url: str, lang: 
     assert page.locator("#sizer-split").get_attribute("data-state") == "empty"
     assert page.locator("#sizer-tp").input_value() == "2"
     assert page.locator("#sizer-split [data-split-status]").inner_text().strip() != ""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("width", [1280, 390])
+def test_no_column_is_cut_off_and_the_chart_is_legible(
+    browser: Any, base_url: str, lang: str, width: int
+) -> None:
+    """Each table of the page either fits its column or scrolls sideways in a region the
+    keyboard reaches (tabindex 0) and, for the split's, a labelled one; the split chart names
+    each card line it draws, and no chart text is under 11 CSS px."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        _open_with_preset(page, base_url, lang)
+        page.fill("#sizer-tp", "2")
+        page.fill("#sizer-pp", "2")
+        assert page.locator("#sizer-split").get_attribute("data-state") == "ok"
+        page.wait_for_timeout(200)  # the site's script gives an overflowing region its tabindex
+        tables = page.evaluate(
+            """() => ['#sizer-split table', '#sizer-candidates', '#sizer-kv-kinds'].map(sel => {
+                const table = document.querySelector(sel);
+                let el = table.parentElement, scroller = null;
+                for (; el && el !== document.body; el = el.parentElement) {
+                    const style = getComputedStyle(el);
+                    if (style.display !== 'contents' &&
+                        ['auto', 'scroll'].includes(style.overflowX)) { scroller = el; break; }
+                    if (style.display !== 'contents' && style.overflowX === 'hidden') break;
+                }
+                const t = table.getBoundingClientRect();
+                const page = document.documentElement.clientWidth;
+                const s = scroller ? scroller.getBoundingClientRect() : null;
+                return {
+                    sel, right: t.right, page,
+                    scrolls: scroller !== null && scroller.scrollWidth > scroller.clientWidth + 1,
+                    reaches: scroller !== null && scroller.scrollWidth >= table.scrollWidth - 1,
+                    tabindex: scroller ? scroller.getAttribute('tabindex') : null,
+                    label: scroller ? (scroller.getAttribute('aria-label') || '') : '',
+                    inside: s === null ? true : t.left >= s.left - 1,
+                };
+            })"""
+        )
+        for table in tables:
+            where = (lang, width, table["sel"])
+            if table["scrolls"]:
+                assert table["reaches"] and table["tabindex"] == "0", where
+            else:
+                # all of it on the page, no column past the scroller's or the page's edge
+                assert table["right"] <= table["page"] + 1, where
+            if table["sel"] == "#sizer-split table":
+                assert table["label"].strip(), where  # the split's region is named
+        if width == 1280:
+            split = next(t for t in tables if t["sel"] == "#sizer-split table")
+            assert not split["scrolls"], "the split's eight columns fit a desktop column"
+        chart = page.evaluate(
+            """() => {
+                const svg = document.querySelector('#sizer-split [data-split-plot] svg');
+                const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                const texts = [...svg.querySelectorAll('text')];
+                return {
+                    smallest: Math.min(...texts.map(t =>
+                        parseFloat(getComputedStyle(t).fontSize) * scale)),
+                    lines: [...svg.querySelectorAll('line.sizer-chart-card')].length,
+                    names: texts.filter(t => t.classList.contains('sizer-chart-card-name'))
+                        .map(t => t.textContent),
+                    right: Math.max(...texts.map(t => t.getBoundingClientRect().right)),
+                    left: Math.min(...texts.map(t => t.getBoundingClientRect().left)),
+                    box: [svg.getBoundingClientRect().left, svg.getBoundingClientRect().right],
+                };
+            }"""
+        )
+        assert chart["smallest"] >= 11, (lang, width, chart["smallest"])
+        assert chart["lines"] > 0 and len(chart["names"]) == chart["lines"], chart
+        # each name is a card's the text alternative speaks of
+        said = page.locator("#sizer-split [data-split-chart-text]").inner_text()
+        assert all(name.strip() and f"{name}:" in said for name in chart["names"]), chart
+        # every name inside the chart's box
+        assert chart["left"] >= chart["box"][0] - 1 and chart["right"] <= chart["box"][1] + 1
+    finally:
+        context.close()

@@ -435,7 +435,8 @@ def index_page(lang: str, words: Words, catalog: Sequence[Card]) -> str:
         + table([plain(h) for h in w["index_table"]], rows, numeric=2, skip=1)
         + plain(f"\n{w['index_outro']}\n")
     )
-    return _front(w["index_description"], body, INDEX_SEARCH_BOOST) + body.markdown.rstrip("\n") + "\n"
+    front = _front(w["index_description"], body, INDEX_SEARCH_BOOST)
+    return front + body.markdown.rstrip("\n") + "\n"
 
 
 def _price(card: Card, lang: str, w: Mapping[str, Any]) -> Text:

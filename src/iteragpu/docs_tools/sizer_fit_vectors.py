@@ -5,7 +5,9 @@ must match.
 Each vector is a config's text, the split and cache (TP, PP, tokens or sequences, KV bytes per
 value, reserve), the card's declared bytes and the utilization, and Python's answer: tokens,
 sequences, vLLM's blocks, its "GPU KV cache size" tokens and "Maximum concurrency" text, what
-limits the answer, and the flags; or the refusal's reason code. `sizer_vectors` adds them to
+limits the answer, and the flags; or the refusal's reason code (for a load that does not fit,
+also what the fullest GPU lacks as `iteragpu fit` words it, in GiB rounded up to 0.01, and the
+tokens x sequences it tried). `sizer_vectors` adds them to
 its output (`model_fits`).
 """
 
@@ -76,7 +78,12 @@ def _vector(name: str, text: str, card: str, case: tuple[Any, ...]) -> dict[str,
         try:
             answer = fit(request)
         except InputError as refusal:
-            return {**vector, "reason": refusal.reason}
+            refused = {**vector, "reason": refusal.reason}
+            if refusal.reason == "fit_does_not_fit":
+                # what the fullest GPU lacks, in GiB rounded up to 0.01, and the load tried
+                for key in ("lack", "tokens", "sequences", "gpus"):
+                    refused[key] = refusal.values[key]
+            return refused
     assert answer.blocks is not None and answer.cache_tokens is not None
     assert answer.concurrency is not None
     return {

@@ -316,7 +316,8 @@ def _candidate(c: Candidate) -> dict[str, Any]:
         "declared_text": {
             lang: format_number(gib(declared), 2, lang) for lang in CODES if declared is not None
         },
-        "paper_margin_bytes": c.paper_margin_bytes,
+        # As digits: a margin beyond 2^53 (a need of many GiB) would be rounded by JavaScript.
+        "paper_margin_bytes": None if c.paper_margin_bytes is None else str(c.paper_margin_bytes),
         "paper_margin_basis": c.paper_basis,
         "holds_need_on_paper": c.holds_need_on_paper,
     }

@@ -3,7 +3,7 @@
  * Mirrors iteragpu.gpus.catalog.
  */
 
-import { add, mul } from "./rational.js";
+import { add, mul, rational } from "./rational.js";
 import { parseNumber } from "./numbers.js";
 import { BYTES_PER_GB, BYTES_PER_GIB } from "./memory.js";
 
@@ -45,6 +45,17 @@ export function loadCatalog(raw) {
           days: BigInt(p.days),
           price: catalogValue(p.price),
           currency: p.currency,
+        };
+      }),
+      // On-demand hourly offers (iteragpu.gpus.catalog.HourlyOffer): priced for any days as
+      // the instance's hourly rate x 24 h x days.
+      offers: (card.hourly_offers || []).map(function (o) {
+        var hourly = catalogValue(o.hourly_price);
+        var cards = BigInt(o.cards);
+        return {
+          cards: cards,
+          instanceHourly: o.price_per === "gpu" ? mul(hourly, rational(cards)) : hourly,
+          currency: o.currency,
         };
       }),
     };

@@ -8,6 +8,7 @@ import { add, cmp, exact, rational } from "./rational.js";
 import { gib } from "./memory.js";
 import { formatNumber } from "./format.js";
 import { htmlNode, keyed, patchContent, setAttr, svgNode } from "./dom.js";
+import { inferenceNeed } from "./need.js";
 
 // ------------------------------------------------------------------------------------------
 // The memory chart (#memory-chart): plain SVG drawn by this script. A charting library
@@ -17,28 +18,39 @@ import { htmlNode, keyed, patchContent, setAttr, svgNode } from "./dom.js";
 // ------------------------------------------------------------------------------------------
 
 /**
- * What the chart draws for a valid result: the need stacked as weights, reserve, then the KV
- * cache (drawn apart: the rough range leaves it out), and the cards that matter: those still
- * to check, in the short list's review order, each with its nominal and declared capacity and
- * whether the rough range is within its capacity on paper (declared, else nominal read as
- * decimal GB). The excluded cards are named apart, not drawn. The axis runs to twice the
- * need with its KV cache, or to the first capacity on paper that holds it if that is larger;
+ * What the chart draws for a valid result: the whole need of the fullest GPU (`need`, of
+ * need.js; by default the inference need of `result`) stacked by part — weights, then the
+ * reserve and the cache for inference (the first estimate, weights + reserve, ends where the
+ * reserve does), or the model states and the reserve for a training run — and the cards that
+ * matter: those still to check, in the short list's review order, each with its nominal and
+ * declared capacity and whether the whole need is within its capacity on paper (declared,
+ * else nominal read as decimal GB). The excluded cards are named apart, not drawn. The axis
+ * runs to twice the need, or to the first capacity on paper that holds it if that is larger;
  * a mark beyond the axis is drawn at its end, clipped. Exact bytes, which only the drawing
  * rounds to pixels.
  */
-export function chartModel(result, cards) {
+// A need's parts, drawn as these segments in this order.
+const SEGMENTS = {
+  inference: [["weights", ["weights"]], ["reserve", ["reserve"]], ["kv", ["kv_cache", "layer_states"]]],
+  training: [
+    ["weights", ["weights"]],
+    ["states", ["gradients", "optimizer_states", "master_weights", "master_gradients"]],
+    ["reserve", ["reserve"]],
+  ],
+};
+
+export function chartModel(result, cards, theNeed) {
   var byId = {};
   cards.forEach(function (card) {
     byId[card.id] = card;
   });
+  var needed = theNeed || inferenceNeed(result);
   var start = rational(0n);
-  var segments = [
-    ["weights", result.weightsBytes],
-    ["reserve", result.reserveBytes],
-    // The cache: the KV and the layers' states (a model without states: the KV alone).
-    ["kv", add(result.kvCacheBytes, result.stateBytes || rational(0n))],
-  ].map(function (entry) {
-    var segment = { key: entry[0], bytes: entry[1], start: start, end: add(start, entry[1]) };
+  var segments = SEGMENTS[needed.task].map(function (entry) {
+    var bytes = needed.parts.reduce(function (sum, p) {
+      return entry[1].indexOf(p.part) >= 0 ? add(sum, p.bytes) : sum;
+    }, rational(0n));
+    var segment = { key: entry[0], bytes: bytes, start: start, end: add(start, bytes) };
     start = segment.end;
     return segment;
   });
@@ -55,7 +67,7 @@ export function chartModel(result, cards) {
       return;
     }
     var paper = card.declaredBytes !== null ? card.declaredBytes : card.nominalBytes;
-    var within = paper === null ? null : cmp(result.totalBytes, paper) <= 0;
+    var within = paper === null ? null : cmp(need, paper) <= 0;
     if (paper !== null && cmp(paper, need) >= 0 && (holding === null || cmp(paper, holding) < 0)) {
       holding = paper;
     }
@@ -71,7 +83,9 @@ export function chartModel(result, cards) {
     });
   });
   if (holding !== null && cmp(holding, top) > 0) top = holding;
-  return { segments: segments, cards: shown, excluded: excluded, maxBytes: top };
+  return {
+    segments: segments, cards: shown, excluded: excluded, maxBytes: top, need: needed,
+  };
 }
 
 /** GiB as a float, for pixels only. */
@@ -103,7 +117,8 @@ export function drawChart(result) {
   setAttr(figure, "data-state", "ok");
   var self = this;
   var symbols = this.symbols;
-  var model = chartModel(result, this.data.cards);
+  var model = chartModel(result, this.data.cards, result.need);
+  var training = model.need.task === "training";
   var gibText = function (bytes) {
     return formatNumber(gib(bytes), 2, symbols);
   };
@@ -180,7 +195,12 @@ export function drawChart(result) {
         gibText(segment.bytes) + " GiB"),
     ])));
   });
-  [["range", model.segments[1].end], ["kv", model.segments[2].end]].forEach(function (guide) {
+  // Guides: for inference, where the first estimate (weights + reserve) ends and where the
+  // whole need does; for a training run, the whole need.
+  var guides = training
+    ? [["need", model.segments[model.segments.length - 1].end]]
+    : [["range", model.segments[1].end], ["kv", model.segments[2].end]];
+  guides.forEach(function (guide) {
     var gx = x(guide[1]);
     marks.push(keyed("guide " + guide[0], svgNode("line", {
       x1: gx, x2: gx, y1: 10, y2: axisY, class: "sizer-chart-guide-" + guide[0],
@@ -252,13 +272,20 @@ export function drawChart(result) {
   ]);
 
   var alternative = [
-    keyed("need", htmlNode("p", {}, this.words("data-chart-text", "need", {
-      weights: gibText(result.weightsBytes),
-      reserve: gibText(result.reserveBytes),
-      range: gibText(result.totalBytes),
-      kv: gibText(add(result.kvCacheBytes, result.stateBytes || rational(0n))),
-      total: gibText(result.modelTotalBytes),
-    }))),
+    keyed("need", htmlNode("p", {}, training
+      ? this.words("data-chart-text", "need_training", {
+        weights: gibText(model.segments[0].bytes),
+        states: gibText(model.segments[1].bytes),
+        reserve: gibText(model.segments[2].bytes),
+        total: gibText(model.need.bytes),
+      })
+      : this.words("data-chart-text", "need", {
+        weights: gibText(result.weightsBytes),
+        reserve: gibText(result.reserveBytes),
+        range: gibText(result.totalBytes),
+        kv: gibText(add(result.kvCacheBytes, result.stateBytes || rational(0n))),
+        total: gibText(result.modelTotalBytes),
+      }))),
     keyed("cards", htmlNode("ul", {}, items)),
   ];
   if (model.excluded.length) {
@@ -324,18 +351,45 @@ export function drawSplitChart(split, reserveBytes, plot, text) {
   var gibText = function (bytes) {
     return formatNumber(gib(bytes), 2, symbols);
   };
-  var width = this.chartWidth || 640;
-  var labelWidth = Math.min(120, Math.round(width * 0.25));
+  // Drawn at its plot's own width (one user unit a CSS pixel, so the text keeps its 12 px on
+  // a phone), measured once on an empty plot and again when the plot's width changes.
+  if (!this.splitChartWidth) {
+    patchContent(doc, plot, []);
+    this.splitChartWidth = Math.max(280, Math.floor(plot.clientWidth || this.chartWidth || 640));
+    var view = doc.defaultView;
+    if (view && view.ResizeObserver && !this.splitChartObserver) {
+      this.splitChartObserver = new view.ResizeObserver(function () {
+        var last = self.splitChartLast;
+        var now = Math.floor(plot.clientWidth);
+        if (!last || !now || Math.abs(now - self.splitChartWidth) < 2) return;
+        self.splitChartWidth = null;
+        self.drawSplitChart(last[0], last[1], plot, text);
+      });
+      this.splitChartObserver.observe(plot);
+    }
+  }
+  this.splitChartLast = [split, reserveBytes];
+  var width = this.splitChartWidth;
+  var labelWidth = Math.min(120, Math.round(width * 0.22));
   var plotWidth = width - labelWidth - 18;
   var rowHeight = 20;
-  var axisY = 8 + model.ranks.length * rowHeight + 4;
-  var height = axisY + 34 + model.cards.length * 0;
+  var cardRow = 17;
+  var barsEnd = 8 + model.ranks.length * rowHeight;
   var maxGib = gibFloat(model.maxBytes) * 1.03;
   var step = tickStep(maxGib);
   var axisMax = Math.ceil(maxGib / step) * step;
   var x = function (bytes) {
     return labelWidth + (plotWidth * Math.min(gibFloat(bytes), axisMax)) / axisMax;
   };
+  // Each card line drawn (those within the axis) has its name on a row of its own under the
+  // bars, beside the line on the side with more room, coloured as the line.
+  var drawn = model.cards.filter(function (card) {
+    return gibFloat(card.paperBytes) <= axisMax;
+  }).sort(function (p, q) {
+    return cmp(p.paperBytes, q.paperBytes);
+  });
+  var axisY = barsEnd + 6 + drawn.length * cardRow + 4;
+  var height = axisY + 34;
   var marks = [];
   model.ranks.forEach(function (r, index) {
     var y = 8 + index * rowHeight;
@@ -350,13 +404,19 @@ export function drawSplitChart(split, reserveBytes, plot, text) {
       })));
     });
   });
-  model.cards.forEach(function (card) {
-    if (gibFloat(card.paperBytes) > axisMax) return;
+  drawn.forEach(function (card, index) {
     var cx = x(card.paperBytes);
+    var rowY = barsEnd + 6 + index * cardRow;
+    var side = card.within ? "within" : "beyond";
     marks.push(keyed("card-" + card.id, svgNode("line", {
-      x1: cx, x2: cx, y1: 4, y2: axisY, class: "sizer-chart-card",
-      "data-paper": card.within ? "within" : "beyond",
+      x1: cx, x2: cx, y1: 4, y2: rowY + cardRow - 3, class: "sizer-chart-card",
+      "data-paper": side,
     })));
+    var right = width - cx > cx - labelWidth;
+    marks.push(keyed("card-name-" + card.id, svgNode("text", {
+      x: right ? cx + 4 : cx - 4, y: rowY + cardRow - 5, "text-anchor": right ? "start" : "end",
+      class: "sizer-chart-label sizer-chart-card-name sizer-chart-" + side,
+    }, card.name)));
   });
   for (var tick = 0; tick <= axisMax + 1e-9; tick += step) {
     var tx = labelWidth + (plotWidth * tick) / axisMax;

@@ -12,6 +12,11 @@ import { formatBytes, formatNumber } from "./format.js";
 import { loadCatalog } from "./catalog.js";
 import { shortlist } from "./shortlist.js";
 
+// What an inference need leaves to measure (iteragpu.gpus.need.INFERENCE_MISSING), and a
+// training run's (TRAINING_MISSING).
+export const INFERENCE_MISSING = ["activations", "prefill_temporaries"];
+export const TRAINING_MISSING = ["activations", "step_temporaries"];
+
 // ------------------------------------------------------------------------------------------
 // The whole sizing, as iteragpu.docs_tools.sizer_vectors.expected() computes it
 // ------------------------------------------------------------------------------------------
@@ -155,7 +160,14 @@ export function compute(query, data) {
     totalGib: gib(total),
     kvCacheGib: gib(kv.bytes),
     quantizationNotCounted: cmp(values.bits, QUANTIZED_BELOW_BITS) < 0,
-    candidates: shortlist(catalog, total, values.days),
+    // Every card is judged against the whole need the page computed (weights, KV cache,
+    // states, reserve), as `iteragpu model --shortlist` judges it; the prompt's activations and
+    // temporaries are still to measure, so the need is a lower bound. The first estimate
+    // (weights + reserve) is the guide's arithmetic and decides nothing.
+    days: values.days,
+    needMissing: INFERENCE_MISSING,
+    candidates: shortlist(catalog, add(add(total, kv.bytes), state), values.days, 1n,
+      INFERENCE_MISSING),
   };
 }
 
@@ -206,6 +218,7 @@ export function describe(result, symbolsByLang) {
     model_total_bytes: exact(result.modelTotalBytes),
     quantization_not_counted: result.quantizationNotCounted,
     text: text,
+    need_missing: result.needMissing.slice(),
     candidates: result.candidates.map(function (c) {
       var declared = {};
       if (c.declaredGib !== null) {
@@ -220,8 +233,11 @@ export function describe(result, symbolsByLang) {
         requirements: { memory: c.requirements.memory, package: c.requirements.package },
         reasons: { memory: c.reasons.memory, package: c.reasons.package },
         declared_text: declared,
-        paper_margin_bytes: c.paperMarginBytes === null ? null : jsonInteger(c.paperMarginBytes),
+        // Its digits: a whole need of many GiB leaves a margin beyond 2^53, which a JSON number
+        // would round.
+        paper_margin_bytes: c.paperMarginBytes === null ? null : c.paperMarginBytes.toString(),
         paper_margin_basis: c.paperBasis,
+        holds_need_on_paper: c.holdsNeedOnPaper,
       };
     }),
   };

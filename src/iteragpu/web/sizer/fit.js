@@ -3,7 +3,7 @@
  * card (vllmFit), and vLLM's flags for it. Mirrors iteragpu.parallel.fit.
  */
 
-import { add, mul, neg, rational } from "./rational.js";
+import { add, cmp, mul, neg, rational } from "./rational.js";
 import { ceilDiv } from "./sharding.js";
 import { SPLIT_BLOCK_SIZE } from "./split.js";
 
@@ -64,32 +64,83 @@ function concurrencyText(blocks, perRequest) {
   return String(whole) + "." + cents;
 }
 
+/** What a rank needs for `tokens` x `sequences` in vLLM's blocks, with the null block. */
+function blocksNeeded(tokens, sequences) {
+  return sequences * ceilDiv(tokens, SPLIT_BLOCK_SIZE) + 1n;
+}
+
 /**
  * vLLM's answer for a split (vllmSplit's result) on cards of `o.capacityBytes` (BigInt) at
  * `o.utilization` (its text, "1.0"): solves the tokens per sequence (`o.tokens` null) for
  * `o.sequences`, or the sequences (`o.sequences` null) at `o.tokens`. Returns
- * { ok, tokens, sequences, blocks, cacheTokens, concurrency, limitedBy, positions } or
- * { ok: false, reason }.
+ * { ok, tokens, sequences, blocks, cacheTokens, concurrency, limitedBy, positions, budget,
+ * ranks, weakest } (each rank's fixed bytes, room for the cache, bytes per block and blocks;
+ * `weakest`: the first rank with the fewest blocks, whose count every rank keeps) or
+ * { ok: false, reason } (for "fit_does_not_fit" also the `tokens` x `sequences` tried, as
+ * iteragpu.parallel.fit tries them, `lackBytes`, the most any GPU lacks for them, `lacking`,
+ * that GPU's entry of `ranks`, and the blocks and bytes its cache needs for them).
  */
 export function vllmFit(split, o) {
+  var positions = o.positions;
+  if (o.tokens !== null && positions !== null && o.tokens > positions) {
+    return {
+      ok: false,
+      reason: "fit_above_positions",
+      values: { tokens: o.tokens, positions: positions },
+    };
+  }
   var budget = BigInt(Math.ceil(Number(o.capacityBytes) * Number(o.utilization)));
-  var blocks = null;
-  for (var i = 0; i < split.ranks.length; i++) {
-    var r = split.ranks[i];
+  var ranks = split.ranks.map(function (r) {
     var perBlock = mul(r.kvBytesPerToken, rational(SPLIT_BLOCK_SIZE));
     var fixed = add(r.totalBytes, neg(r.kvCacheBytes));
     var room = add(rational(budget), neg(fixed));
-    if (room.n < 0n) return { ok: false, reason: "fit_does_not_fit" };
-    var count = (room.n * perBlock.d) / (room.d * perBlock.n);
-    if (blocks === null || count < blocks) blocks = count;
-  }
+    return {
+      rank: r.rank,
+      fixedBytes: fixed,
+      roomBytes: room,
+      blockBytes: perBlock,
+      blocks: room.n < 0n ? -1n : (room.n * perBlock.d) / (room.d * perBlock.n),
+    };
+  });
+  var weakest = ranks[0];
+  ranks.forEach(function (r) {
+    if (r.blocks < weakest.blocks) weakest = r;
+  });
+  // iteragpu.parallel.fit's target: the asked tokens (else 1) x the asked sequences (else 1)
+  var notFit = function () {
+    var tokens = o.tokens === null ? 1n : o.tokens;
+    var sequences = o.sequences === null ? 1n : o.sequences;
+    var need = rational(blocksNeeded(tokens, sequences));
+    var lack = null;
+    var lacking = null;
+    ranks.forEach(function (r) {
+      var short = add(mul(r.blockBytes, need), neg(r.roomBytes));
+      if (lack === null || cmp(short, lack) > 0) {
+        lack = short;
+        lacking = r;
+      }
+    });
+    return {
+      ok: false,
+      reason: "fit_does_not_fit",
+      tokens: tokens,
+      sequences: sequences,
+      gpus: BigInt(ranks.length),
+      budget: budget,
+      lackBytes: lack,
+      lacking: lacking,
+      neededBlocks: need.n,
+      neededBytes: mul(lacking.blockBytes, need),
+    };
+  };
+  var blocks = weakest.blocks;
+  if (blocks < 1n) return notFit();
   var usable = blocks - 1n;
-  var positions = o.positions;
   var cap = positions === null ? FIT_MAX_TOKENS : positions;
   var tokens, sequences, limitedBy;
   if (o.tokens === null) {
     sequences = o.sequences;
-    if (usable < sequences) return { ok: false, reason: "fit_does_not_fit" };
+    if (usable < sequences) return notFit();
     tokens = SPLIT_BLOCK_SIZE * (usable / sequences);
     limitedBy = "memory";
     if (tokens >= cap) {
@@ -98,12 +149,9 @@ export function vllmFit(split, o) {
     }
   } else {
     tokens = o.tokens;
-    if (positions !== null && tokens > positions) {
-      return { ok: false, reason: "fit_above_positions" };
-    }
     sequences = usable / ceilDiv(tokens, SPLIT_BLOCK_SIZE);
     if (sequences > FIT_MAX_SEQUENCES) sequences = FIT_MAX_SEQUENCES;
-    if (sequences < 1n) return { ok: false, reason: "fit_does_not_fit" };
+    if (sequences < 1n) return notFit();
     limitedBy = "memory";
   }
   var perRequest = ceilDiv(tokens, SPLIT_BLOCK_SIZE);
@@ -118,7 +166,16 @@ export function vllmFit(split, o) {
     concurrency: concurrencyText(blocks, perRequest),
     limitedBy: limitedBy,
     positions: positions,
+    budget: budget,
+    ranks: ranks,
+    weakest: weakest,
   };
+}
+
+/** What a GPU lacks (bytes, a rational above 0) in hundredths of a GiB, rounded up, as
+ * `iteragpu fit` says it: at least this, never less (a BigInt). */
+export function lackHundredths(lackBytes) {
+  return ceilDiv(lackBytes.n * 100n, lackBytes.d * (1n << 30n));
 }
 
 /** vLLM's flags for the answer, ready to paste (the model's name is the reader's). */

@@ -25,6 +25,7 @@ import { vllmSplit } from "./split.js";
 import { vllmFit, vllmFitFlags, fitPositions } from "./fit.js";
 import { sheetMarkdown, sizerSheet } from "./sheet.js";
 import { start } from "./page.js";
+import { inferenceNeed, judge, splitNeed, trainingNeed } from "./need.js";
 
 /** Start the page once the document is parsed; the started Sizer becomes `api.page`. */
 export function autostart(win) {
@@ -81,6 +82,10 @@ export const api = {
   searchFromQuery,
   start,
   autostart,
+  inferenceNeed,
+  splitNeed,
+  trainingNeed,
+  judge,
   page: null,
 };
 
@@ -92,5 +97,5 @@ export {
   readConfig, evaluateExpression, CONFIG_MAX_CHARS, chartModel, fillTemplate, roundHalfUp,
   formatNumber, formatBytes, loadCatalog, shortlist, recipeTensors, vllmSplit, splitChartModel,
   vllmFit, vllmFitFlags, fitPositions, sheetMarkdown, sizerSheet, compute, trainingPlan, texts,
-  describe, queryFromSearch, searchFromQuery, start,
+  describe, queryFromSearch, searchFromQuery, start, inferenceNeed, splitNeed, trainingNeed, judge,
 };

@@ -8,8 +8,9 @@
  *     compressed into the address (`config=`, raw DEFLATE then base64url) when it fits in
  *     LINK_CONFIG_MAX_CHARS characters, which keeps a link short enough for any server and
  *     chat client; a longer config is left out and the page says so;
- *   - the other sections' settings under their own prefixes (`train_`, `fit_`) and the split's
- *     `tp`, `pp`, `ep`, each written only where it differs from the field's default.
+ *   - the other sections' settings under their own prefixes (`train_`, `fit_`, `config_` for
+ *     how a config is read, e.g. `config_layout`) and the split's `tp`, `pp`, `ep`, each
+ *     written only where it differs from the field's default.
  *
  * Nothing here is sent anywhere: the config leaves the page only in the link the reader copies.
  */
@@ -21,7 +22,14 @@ export const LINK_CONFIG_MAX_CHARS = 6000;
 export const DECODED_CONFIG_MAX_CHARS = 1 << 20;
 
 /** The sections whose fields travel under a prefix, each written only when not its default. */
-export const SECTION_PREFIXES = { train: "train_", split: "", fit: "fit_" };
+export const SECTION_PREFIXES = { train: "train_", split: "", fit: "fit_", config: "config_" };
+
+/** The `config` parameter of an encoded config, or null where it is too long for a link. */
+export function linkConfigToken(token) {
+  return typeof token === "string" && token.length > 0 && token.length <= LINK_CONFIG_MAX_CHARS
+    ? token
+    : null;
+}
 
 function toBase64Url(bytes) {
   let binary = "";

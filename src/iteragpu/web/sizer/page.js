@@ -4,20 +4,24 @@
  */
 
 import { rational } from "./rational.js";
-import { STRIP, suffixReadingTexts } from "./numbers.js";
+import { readsDecimalComma, STRIP, suffixReadingTexts } from "./numbers.js";
 import { gib } from "./memory.js";
 import { fillTemplate, formatBytes, formatNumber } from "./format.js";
 import { loadCatalog } from "./catalog.js";
 import { has } from "./objects.js";
 import { CONFIG_MAX_CHARS, MLA_LATENT } from "./config_reader.js";
 import { readConfig } from "./config.js";
-import { compute, merge, queryFromSearch, searchFromQuery, texts } from "./compute.js";
+import { compute, merge, queryFromSearch, texts } from "./compute.js";
 import { htmlNode, keyed, patchContent, setAttr, setHidden } from "./dom.js";
 import { drawChart, drawSplitChart } from "./chart.js";
 import { startTraining } from "./page_training.js";
 import { renderSplit, splitOptions, splitWords } from "./page_split.js";
 import { fitWords, renderFit } from "./page_fit.js";
 import { startSheet } from "./page_sheet.js";
+import { startNeed } from "./page_need.js";
+import {
+  decodeConfig, encodeConfig, linkConfigToken, searchFromState, stateFromSearch,
+} from "./link_state.js";
 
 // ------------------------------------------------------------------------------------------
 // DOM
@@ -28,6 +32,73 @@ const OUTPUT_IDS = [
   "weights-gib", "range-gib", "kv-bytes", "kv-gib", "kv-bytes-per-token", "state-bytes",
   "model-total-gib",
 ];
+// What a config that does not read leaves standing, marked stale, until it reads or a field
+// is edited: the figures, their tables and charts, the split and the fit.
+const STALE_IDS = [
+  "sizer-results", "sizer-kv-kinds", "memory-chart", "sizer-candidates", "sizer-split",
+  "sizer-fit",
+];
+// The grammar's refusals of a number it could not read at all, which a reader's grouping of
+// thousands (16,384 where the dot is the decimal mark, 1.234.567) also gets: reworded.
+const GROUPING_REASONS = ["not_count", "not_token_count", "not_number"];
+// Digits grouped by thousands with one mark (`,` or `.`), then perhaps a fraction after the
+// other mark, an exponent and a suffix: 16,384 · 1,234.5 · 1.234,5 · 1.000.000 · 1,500M.
+const GROUPED = new RegExp(
+  "^([+-]?[1-9][0-9]{0,2})((?:([,.])[0-9]{3})(?:\\3[0-9]{3})*)(?:(?!\\3)[,.]([0-9]+))?" +
+    "([eE][+-]?[0-9]+)?([KkMmBbGgTt])?$"
+);
+
+/**
+ * A number the reader grouped by thousands, which the grammar does not read: {mark} ("comma"
+ * or "dot", the grouping mark), {digits} (the number without it, its fraction after the page's
+ * decimal mark) and {underscored} (grouped with `_`, as the grammar allows); null otherwise.
+ */
+export function digitGrouping(text, decimalComma) {
+  var match = GROUPED.exec(String(text).replace(STRIP, ""));
+  if (match === null) return null;
+  var mark = match[3];
+  var groups = match[2].split(mark);
+  var rest = (match[4] !== undefined ? (decimalComma ? "," : ".") + match[4] : "") +
+    (match[5] || "") + (match[6] || "");
+  return {
+    mark: mark === "," ? "comma" : "dot",
+    digits: match[1] + groups.join("") + rest,
+    underscored: match[1] + groups.join("_") + rest,
+  };
+}
+
+/** Each field of `root` named by `attribute`, by that name. */
+function fieldsByAttribute(root, attribute) {
+  var fields = {};
+  if (!root) return fields;
+  Array.prototype.forEach.call(root.querySelectorAll("[" + attribute + "]"), function (el) {
+    fields[el.getAttribute(attribute)] = el;
+  });
+  return fields;
+}
+
+/** What each section's fields hold: {section: {key: value}}. */
+function sectionValues(sections) {
+  var values = {};
+  Object.keys(sections).forEach(function (name) {
+    values[name] = {};
+    Object.keys(sections[name]).forEach(function (key) {
+      values[name][key] = sections[name][key].value;
+    });
+  });
+  return values;
+}
+
+/** Put a value in a field; a select keeps its choice where it has no such option. */
+function setFieldValue(el, value) {
+  if (el.tagName === "SELECT") {
+    var known = Array.prototype.some.call(el.options, function (option) {
+      return option.value === value;
+    });
+    if (!known) return;
+  }
+  el.value = value;
+}
 
 function Sizer(doc, win, data) {
   this.doc = doc;
@@ -40,7 +111,8 @@ function Sizer(doc, win, data) {
   this.preset = this.form.querySelector("[" + PRESET + "]");
   this.fields = {};
   var fields = this.fields;
-  Array.prototype.forEach.call(this.form.querySelectorAll("[data-sizer-key]"), function (el) {
+  // The query's fields: the form's, and any the page keeps outside it (the task).
+  Array.prototype.forEach.call(doc.querySelectorAll("[data-sizer-key]"), function (el) {
     fields[el.getAttribute("data-sizer-key")] = el;
   });
   this.results = doc.getElementById("sizer-results");
@@ -82,7 +154,47 @@ function Sizer(doc, win, data) {
   Array.prototype.forEach.call(doc.querySelectorAll("[data-sizer-fit-key]"), function (el) {
     fitFields[el.getAttribute("data-sizer-fit-key")] = el;
   });
+  // The link (link_state.js): the other sections' fields that travel in it, each written where
+  // it differs from what the page opened with, and the pasted config's encoded token.
+  this.linkSections = {
+    train: fieldsByAttribute(doc.getElementById("sizer-train-form"), "data-sizer-train"),
+    split: this.splitFields,
+    fit: this.fitFields,
+    config: this.mlaLayout ? { layout: this.mlaLayout } : {},
+  };
+  this.linkDefaults = sectionValues(this.linkSections);
+  this.link = { text: null, token: null, encoding: null, restoring: null };
+  this.linkNote = this.insertNote("sizer-link-note", this.configStatus, "afterend");
+  this.staleNote = this.insertNote("sizer-stale-note", this.results, "beforebegin");
+  // Each field's own description (a help text), kept beside its error's.
+  this.ownDescriptions = {};
+  var own = this.ownDescriptions;
+  Object.keys(fields).concat([null]).forEach(function (key) {
+    var el = key === null ? this.preset : fields[key];
+    own[el.id] = el.getAttribute("aria-describedby");
+  }, this);
 }
+
+/** A short status line the page adds next to `anchor` (a link's or stale figures' note). */
+Sizer.prototype.insertNote = function (id, anchor, where) {
+  if (!anchor) return null;
+  var note = this.doc.createElement("p");
+  note.id = id;
+  note.className = "sizer-note";
+  note.setAttribute("role", "status");
+  note.setAttribute("aria-live", "polite");
+  anchor.insertAdjacentElement(where, note);
+  return note;
+};
+
+/** Say `key`'s text of the page's messages in a note, or empty it (key null). */
+Sizer.prototype.say = function (note, key) {
+  if (!note) return;
+  var text = key === null ? "" : this.message("data-text", key);
+  if (note.textContent !== text) note.textContent = text;
+  if (key === null) note.removeAttribute("data-note");
+  else note.setAttribute("data-note", key);
+};
 
 Sizer.prototype.message = function (attribute, key) {
   // The page's messages never change: each is looked up once (dozens are read per edit).
@@ -137,12 +249,7 @@ Sizer.prototype.render = function (result) {
   var self = this;
   var doc = this.doc;
   var empty = this.results.getAttribute("data-empty") || "";
-  Object.keys(this.fields).forEach(function (key) {
-    self.fields[key].removeAttribute("aria-invalid");
-    self.fields[key].removeAttribute("aria-describedby");
-  });
-  this.preset.removeAttribute("aria-invalid");
-  this.preset.removeAttribute("aria-describedby");
+  this.renderFieldErrors(result.valid ? [] : result.errors);
   var body = this.table.tBodies[0];
 
   var task = result.query.task;
@@ -157,19 +264,13 @@ Sizer.prototype.render = function (result) {
     });
     patchContent(doc, body, []);
     patchContent(doc, this.errorList, result.errors.map(function (error) {
-      var el = error.field === "bits" && self.preset.value !== "custom"
-        ? self.preset
-        : self.fields[error.field];
-      var id = "sizer-error-" + error.field;
-      if (el) {
-        // The field names its error, which a screen reader reads with it.
-        el.setAttribute("aria-invalid", "true");
-        el.setAttribute("aria-describedby", id);
-      }
-      return htmlNode("li", { id: id, "data-field": error.field, "data-reason": error.reason },
-        self.label(error.field) +
-        ": " +
-        self.words("data-reason", error.reason, suffixReadingTexts(error, self.symbols)));
+      var said = self.errorWords(error);
+      return htmlNode("li", {
+        id: "sizer-error-" + error.field,
+        "data-field": error.field,
+        "data-reason": error.reason,
+        "data-message": said.key,
+      }, self.label(error.field) + ": " + said.text);
     }));
     setHidden(this.errorBox, false);
     setHidden(this.quantizationNote, true);
@@ -240,6 +341,76 @@ Sizer.prototype.render = function (result) {
   }));
 };
 
+/** The field an error belongs to: the weight-format select names the bits unless custom. */
+Sizer.prototype.fieldFor = function (key) {
+  return key === "bits" && this.preset.value !== "custom" ? this.preset : this.fields[key];
+};
+
+/**
+ * An error's words and the message key they come from: the grammar's reason, or, where the
+ * reader grouped thousands (16,384) and the grammar read no number at all, what to write.
+ */
+Sizer.prototype.errorWords = function (error) {
+  var field = this.fields[error.field];
+  var grouping = GROUPING_REASONS.indexOf(error.reason) >= 0 && field
+    ? digitGrouping(field.value, readsDecimalComma(this.data))
+    : null;
+  if (grouping !== null) {
+    var key = "grouped_" + grouping.mark;
+    return { key: key, text: this.words("data-reason", key, grouping) };
+  }
+  return {
+    key: error.reason,
+    text: this.words("data-reason", error.reason, suffixReadingTexts(error, this.symbols)),
+  };
+};
+
+/**
+ * Each error right under its field too (the list below the figures stays): a line in the
+ * field's wrapper that the field names with aria-describedby, removed once the field is right.
+ */
+Sizer.prototype.renderFieldErrors = function (errors) {
+  var self = this;
+  var doc = this.doc;
+  var wanted = {};
+  errors.forEach(function (error) {
+    var el = self.fieldFor(error.field);
+    if (el) wanted[el.id] = { el: el, error: error };
+  });
+  Object.keys(this.fields).map(function (key) {
+    return self.fields[key];
+  }).concat([this.preset]).forEach(function (el) {
+    var id = "sizer-field-error-" + el.id;
+    var line = doc.getElementById(id);
+    var own = self.ownDescriptions[el.id];
+    if (!has(wanted, el.id)) {
+      if (line) line.remove();
+      el.removeAttribute("aria-invalid");
+      if (own) el.setAttribute("aria-describedby", own);
+      else el.removeAttribute("aria-describedby");
+      return;
+    }
+    var error = wanted[el.id].error;
+    if (!line) {
+      line = doc.createElement("p");
+      line.id = id;
+      line.className = "sizer-field-error";
+      (el.closest(".sizer-field") || el.parentNode).appendChild(line);
+    }
+    var said = self.errorWords(error);
+    line.setAttribute("data-field", error.field);
+    line.setAttribute("data-reason", error.reason);
+    line.setAttribute("data-message", said.key);
+    // The label is read with the error, not shown twice under it.
+    var label = doc.createElement("span");
+    label.className = "sizer-visually-hidden";
+    label.textContent = self.label(error.field) + ": ";
+    line.replaceChildren(label, doc.createTextNode(said.text));
+    el.setAttribute("aria-invalid", "true");
+    el.setAttribute("aria-describedby", own ? id + " " + own : id);
+  });
+};
+
 /** A text of the page's messages: `attribute`="key", with {name} fields filled. */
 Sizer.prototype.words = function (attribute, key, values) {
   return fillTemplate(this.message(attribute, key), values || {});
@@ -287,6 +458,10 @@ Sizer.prototype.loadConfig = function (text) {
   if (String(text).replace(STRIP, "") === "") {
     status.textContent = "";
     status.removeAttribute("data-state");
+    status.removeAttribute("data-reason");
+    // No config now: the split and the fit have none to place, and the link holds none.
+    this.splitRead = null;
+    this.update();
     return null;
   }
   var layout = this.mlaLayout ? this.mlaLayout.value : MLA_LATENT;
@@ -323,29 +498,28 @@ Sizer.prototype.loadConfig = function (text) {
   return read;
 };
 
-/** The figures shown belong to no input the reader now sees (a refused config under them):
- * cleared, never left standing, until the form is edited or a config is read. */
-Sizer.prototype.clearResults = function () {
-  var empty = this.results.getAttribute("data-empty") || "";
+/**
+ * The figures shown are the last input's, not the config the reader is typing (one that does
+ * not read yet): kept, marked stale with a short note, until a config reads or a field is
+ * edited (update() unmarks them).
+ */
+Sizer.prototype.markStale = function (stale) {
   var doc = this.doc;
-  this.outputs.forEach(function (output) {
-    patchContent(doc, output, empty);
+  STALE_IDS.forEach(function (id) {
+    var el = doc.getElementById(id);
+    if (!el) return;
+    if (stale) el.setAttribute("data-stale", "true");
+    else el.removeAttribute("data-stale");
   });
-  patchContent(doc, this.table.tBodies[0], []);
-  patchContent(doc, this.errorList, []);
-  this.errorBox.hidden = true;
-  this.quantizationNote.hidden = true;
-  this.results.setAttribute("data-state", "stale");
-  this.renderKinds({ valid: false });
-  this.drawChart({ valid: false });
-  this.renderSplit(this.read());
-  this.renderFit(this.read());
+  if (stale) this.results.setAttribute("data-state", "stale");
+  this.say(this.staleNote, stale ? "stale" : null);
 };
 
 /** One line saying why the config was not read, in the page's words; the form is kept, and
- * the figures of the previous input are cleared (they are not the pasted config's). */
+ * the figures of the previous input stay, marked stale (they are not the pasted config's). */
 Sizer.prototype.configFailure = function (reason, key) {
-  this.clearResults();
+  this.markStale(true);
+  this.writeAddress();
   var status = this.configStatus;
   status.setAttribute("data-state", "error");
   status.setAttribute("data-reason", reason);
@@ -373,35 +547,156 @@ Sizer.prototype.loadFile = function (file) {
 Sizer.prototype.update = function () {
   this.showCustomBits();
   this.syncLayoutFields();
+  this.markStale(false);
   var query = this.read();
   var result = compute(query, this.data);
   this.render(result);
   this.renderSplit(query);
   this.renderFit(query);
-  var url =
-    this.win.location.pathname +
-    searchFromQuery(query, this.data.defaults) +
-    splitSearch(this.splitFields) +
-    this.win.location.hash;
-  try {
-    this.win.history.replaceState(this.win.history.state, "", url);
-  } catch (error) {
-    // Some browsers refuse too many history updates in a row; the figures are still right.
-  }
+  this.writeAddress();
   return result;
 };
 
-/** The split's fields in the URL, after the single-GPU query, where they are not 1, 1, off. */
-function splitSearch(fields) {
-  var params = new URLSearchParams();
-  var defaults = { tp: "1", pp: "1", ep: "" };
-  Object.keys(defaults).forEach(function (key) {
-    var el = fields[key];
-    if (el && el.value !== defaults[key]) params.set(key, el.value);
-  });
-  var text = params.toString();
-  return text ? "&" + text : "";
+// ------------------------------------------------------------------------------------------
+// The link: the whole state in the address (link_state.js), and back from it
+// ------------------------------------------------------------------------------------------
+
+/** The published model chosen by name, or null. */
+Sizer.prototype.chosenPreset = function () {
+  var name = this.modelPreset ? this.modelPreset.value : "";
+  return presetNamed(this.data, name);
+};
+
+function presetNamed(data, name) {
+  return (data.presets || []).filter(function (preset) {
+    return name && preset.name === name;
+  })[0] || null;
 }
+
+/**
+ * The model a link names: {model} for a published model chosen and unedited, {token} for a
+ * pasted config once encoded and short enough, {tooLong} where it is not. A config not yet
+ * encoded is encoded now; the address is written again when it is.
+ */
+Sizer.prototype.linkConfig = function () {
+  var none = { model: null, token: null, tooLong: false };
+  if (this.link.restoring !== null) return { model: null, token: this.link.restoring, tooLong: false };
+  var text = this.configText ? this.configText.value : "";
+  if (String(text).replace(STRIP, "") === "") return none;
+  var preset = this.chosenPreset();
+  if (preset && preset.text === text) return { model: preset.name, token: null, tooLong: false };
+  if (this.link.text !== text) {
+    this.encodeLinkConfig(text);
+    return none;
+  }
+  var token = linkConfigToken(this.link.token);
+  return { model: null, token: token, tooLong: token === null && Boolean(this.link.token) };
+};
+
+/** Encode a pasted config for the link, then write the address if it is still the one shown. */
+Sizer.prototype.encodeLinkConfig = function (text) {
+  if (this.link.encoding === text) return;
+  this.link.encoding = text;
+  var self = this;
+  var done = function (token) {
+    if (self.link.encoding !== text) return;
+    self.link.encoding = null;
+    self.link.text = text;
+    self.link.token = token;
+    if (self.configText.value === text) self.writeAddress();
+  };
+  encodeConfig(text).then(done, function () {
+    done(null); // no CompressionStream: the link keeps everything but the config
+  });
+};
+
+/** Write the whole state into the address, and say by the config when it is left out. */
+Sizer.prototype.writeAddress = function () {
+  var config = this.linkConfig();
+  this.say(this.linkNote, config.tooLong ? "link_config_too_long" : null);
+  var sections = {};
+  var values = sectionValues(this.linkSections);
+  var defaults = this.linkDefaults;
+  Object.keys(values).forEach(function (name) {
+    sections[name] = { values: values[name], defaults: defaults[name] };
+  });
+  var search = searchFromState({
+    query: this.read(),
+    defaults: this.data.defaults,
+    model: config.model,
+    config: config.token,
+    sections: sections,
+  });
+  try {
+    this.win.history.replaceState(
+      this.win.history.state, "", this.win.location.pathname + search + this.win.location.hash);
+  } catch (error) {
+    // Some browsers refuse too many history updates in a row; the figures are still right.
+  }
+};
+
+/** Put a link's section settings (training, split, fit, how a config is read) into the page. */
+Sizer.prototype.restoreSections = function (sections) {
+  var fields = this.linkSections;
+  Object.keys(fields).forEach(function (name) {
+    var values = sections[name] || {};
+    Object.keys(fields[name]).forEach(function (key) {
+      if (has(values, key)) setFieldValue(fields[name][key], values[key]);
+    });
+  });
+};
+
+/**
+ * Open a link's model: a published one by name, or a pasted config decoded (asynchronously).
+ * It is read as a pasted one is, then the link's fields, which the reader may have edited
+ * after reading it, are put back and everything recomputed. Resolves to the config read, or
+ * null where the link holds none or it cannot be read.
+ */
+Sizer.prototype.restoreConfig = function (link, query) {
+  var self = this;
+  if (!this.configText || (!link.model && !link.config)) return Promise.resolve(null);
+  if (link.model) {
+    var preset = presetNamed(this.data, link.model);
+    if (!preset) return Promise.resolve(this.linkConfigUnreadable());
+    this.modelPreset.value = preset.name;
+    return Promise.resolve(this.openLinkConfig(preset.text, null, link, query));
+  }
+  this.link.restoring = link.config;
+  var open = function (text) {
+    self.link.restoring = null;
+    if (self.configText.value !== "") return null; // one the reader gave meanwhile wins
+    if (text === null) return self.linkConfigUnreadable();
+    return self.openLinkConfig(text, link.config, link, query);
+  };
+  return decodeConfig(link.config).then(open, function () {
+    return open(null);
+  });
+};
+
+Sizer.prototype.openLinkConfig = function (text, token, link, query) {
+  this.configText.value = text;
+  if (token) {
+    this.link.text = text;
+    this.link.token = token;
+  }
+  var read = this.loadConfig(text); // as pasting does; the training view follows it
+  this.fill(query);
+  this.restoreSections(link.sections);
+  this.update();
+  if (this.training) this.training.update();
+  if (read && !read.ok) this.markStale(true);
+  return read;
+};
+
+/** The link's config could not be read (not one this page wrote, or a model no longer
+ * published): said by the config field; the rest of the link is open. */
+Sizer.prototype.linkConfigUnreadable = function () {
+  var status = this.configStatus;
+  status.setAttribute("data-state", "error");
+  status.setAttribute("data-reason", "link_config_unreadable");
+  status.textContent = this.words("data-config-reason", "link_config_unreadable");
+  return null;
+};
 
 /** Start the sizer on a page: state from the URL, then recompute on every input. */
 export function start(doc, win) {
@@ -409,12 +704,11 @@ export function start(doc, win) {
   if (!dataElement || !doc.getElementById("sizer-form")) return null;
   var sizer = new Sizer(doc, win, JSON.parse(dataElement.textContent));
   var query = queryFromSearch(win.location.search, sizer.data.defaults);
+  var link = stateFromSearch(win.location.search, sizer.data.defaults, sizer.linkDefaults);
   sizer.fill(query);
   sizer.render(compute(query, sizer.data));
-  var splitParams = new URLSearchParams(win.location.search);
-  Object.keys(sizer.splitFields).forEach(function (key) {
-    if (splitParams.has(key)) sizer.splitFields[key].value = splitParams.get(key);
-  });
+  sizer.renderFit(query); // its list of cards, which the link's card is one of
+  sizer.restoreSections(link.sections);
   sizer.renderSplit(query);
   sizer.renderFit(query);
   var onInput = function () {
@@ -422,11 +716,29 @@ export function start(doc, win) {
   };
   sizer.form.addEventListener("input", onInput);
   sizer.form.addEventListener("change", onInput);
+  Object.keys(sizer.fields).forEach(function (key) {
+    var el = sizer.fields[key];
+    if (sizer.form.contains(el)) return;
+    el.addEventListener("input", onInput);
+    el.addEventListener("change", onInput);
+  });
   sizer.form.addEventListener("submit", function (event) {
     event.preventDefault();
   });
+  var trainForm = doc.getElementById("sizer-train-form");
+  if (trainForm) {
+    // The training view recomputes itself (page_training.js); the address follows it.
+    var onTrainInput = function () {
+      sizer.writeAddress();
+    };
+    trainForm.addEventListener("input", onTrainInput);
+    trainForm.addEventListener("change", onTrainInput);
+  }
   if (sizer.configText) {
     sizer.configText.addEventListener("input", function () {
+      // An edited published config is a pasted one: the list no longer names it.
+      var chosen = sizer.chosenPreset();
+      if (chosen && chosen.text !== sizer.configText.value) sizer.modelPreset.value = "";
       sizer.loadConfig(sizer.configText.value);
     });
     // A file dropped on the text area is read here, in the page: nothing is uploaded.
@@ -477,7 +789,11 @@ export function start(doc, win) {
     });
   });
   sizer.training = startTraining(doc, sizer);
+  // The task drives the page: every result is judged for it from here on (page_need.js).
+  sizer.need = startNeed(doc, sizer);
   sizer.sheet = startSheet(doc, sizer);
+  // A link's model last: its config is decoded, then read as a pasted one (restoreConfig).
+  sizer.restored = sizer.restoreConfig(link, query);
   return sizer;
 }
 

@@ -13,7 +13,8 @@ import { trainingPlan } from "./training.js";
 // ------------------------------------------------------------------------------------------
 // The training mode on the page (#training): its own form, its table of model states and
 // its status line; computed from the config the page has read (trainingPlan above), never
-// from the parameter count alone, and kept out of the URL and of the figures above.
+// from the parameter count alone. Its plan is the need the cards are judged against when the
+// task is training or adaptation (page_need.js).
 // ------------------------------------------------------------------------------------------
 
 function TrainingView(sizer) {
@@ -66,8 +67,16 @@ TrainingView.prototype.clear = function () {
   });
 };
 
-/** Recompute from the read config and the form; say why where nothing is stated. */
+/** Recompute from the read config and the form, keep the plan (the page judges the cards
+ * against its need: page_need.js), and judge again. */
 TrainingView.prototype.update = function () {
+  this.plan = this.compute();
+  if (this.sizer.refreshNeed) this.sizer.refreshNeed();
+  return this.plan;
+};
+
+/** The plan from the read config and the form; say why where nothing is stated. */
+TrainingView.prototype.compute = function () {
   var self = this;
   var sizer = this.sizer;
   var symbols = sizer.symbols;
@@ -129,8 +138,18 @@ TrainingView.prototype.update = function () {
   }
   rows.push(row("model-states", this.text("data-train-text", "model_states"), plan.modelStatesBytes));
   if (plan.hostBytes) rows.push(row("host", this.text("data-train-text", "host"), plan.hostBytes));
+  var shape = plan.request;
+  var activations = this.text("data-train-text", "activations");
+  if (shape.sequence_length !== null && shape.micro_batch !== null) {
+    activations = this.text("data-train-text", "activations_shape", {
+      sequence_length: count(shape.sequence_length),
+      micro_batch: count(shape.micro_batch),
+      grad_accum: count(shape.grad_accum),
+      checkpointing: this.text("data-train-text", "checkpointing_" + shape.checkpointing),
+    });
+  }
   rows.push(keyed("activations", htmlNode("tr", { "data-item": "activations" }, [
-    htmlNode("td", { "data-column": "item" }, this.text("data-train-text", "activations")),
+    htmlNode("td", { "data-column": "item" }, activations),
     htmlNode("td", { "data-column": "gib" }, "-"),
     htmlNode("td", { "data-column": "bytes" }, "-"),
     htmlNode("td", { "data-column": "status", "data-status": "unknown" },

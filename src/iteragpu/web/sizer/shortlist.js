@@ -3,7 +3,7 @@
  * Mirrors iteragpu.gpus.shortlist.
  */
 
-import { add, cmp, neg } from "./rational.js";
+import { add, cmp, mul, neg, rational } from "./rational.js";
 import { gib } from "./memory.js";
 
 const STATUS_ORDER = { fit: 0, check_needed: 1, excluded: 2 };
@@ -62,8 +62,10 @@ function paperMargin(card, needBytes) {
   return { bytes: null, basis: null };
 }
 
-/** Review order of candidates to check: cost (no package last), then margin on paper. */
+/** Review order of candidates to check (iteragpu.gpus.shortlist._review_key): the cards whose
+ * capacity on paper holds the need first; then cost (no package last), then margin on paper. */
 function reviewCompare(a, b) {
+  if (a.holdsNeedOnPaper !== b.holdsNeedOnPaper) return a.holdsNeedOnPaper ? -1 : 1;
   if ((a.cost === null) !== (b.cost === null)) return a.cost === null ? 1 : -1;
   if (a.cost !== null) {
     var byCost = cmp(a.cost, b.cost);
@@ -77,23 +79,41 @@ function reviewCompare(a, b) {
 }
 
 /**
+ * The card's package of `cards` cards for `days` days (iteragpu.gpus.shortlist._package): a
+ * fixed-price package of exactly those days, else the cheapest hourly offer for `cards` cards
+ * priced as its instance's rate x 24 h x days (the first of equal prices); null without either.
+ */
+function cardPackage(card, days, cards) {
+  for (var i = 0; i < card.packages.length; i += 1) {
+    if (card.packages[i].days === days && card.packages[i].cards === cards) {
+      return card.packages[i];
+    }
+  }
+  var cheapest = null;
+  (card.offers || []).forEach(function (offer) {
+    if (offer.cards !== cards) return;
+    var price = mul(offer.instanceHourly, rational(24n * days));
+    if (cheapest === null || cmp(price, cheapest.price) < 0) {
+      cheapest = { cards: cards, days: days, price: price, currency: offer.currency, hourly: true };
+    }
+  });
+  return cheapest;
+}
+
+/**
  * Every card for a need of `needBytes` over `days` on `cards` cards. Package is `fit` when
  * the catalog lists one for the same days and cards, else `check_needed`; the overall status
  * is the worst. The page takes no lab result, so memory is never `fit` and, as in
  * iteragpu.gpus.shortlist, a candidate not fit on every requirement gets no rank: those to
- * review come in review order (cost, then margin on paper; ties in catalogue order, as
- * Array.prototype.sort is stable), which is not a rank, then the excluded ones.
+ * review come in review order (those whose capacity on paper holds the need first, then cost,
+ * then margin on paper; ties in catalogue order, as Array.prototype.sort is stable), which is
+ * not a rank, then the excluded ones. `needMissing` names the parts of the need still to
+ * measure (iteragpu.gpus.need), recorded on every candidate.
  */
-export function shortlist(catalog, needBytes, days, cards) {
-  if (cards === undefined) cards = 1n;
+export function shortlist(catalog, needBytes, days, cards, needMissing) {
+  if (cards === undefined || cards === null) cards = 1n;
   var candidates = catalog.map(function (card) {
-    var pkg = null;
-    for (var i = 0; i < card.packages.length; i += 1) {
-      if (card.packages[i].days === days && card.packages[i].cards === cards) {
-        pkg = card.packages[i];
-        break;
-      }
-    }
+    var pkg = cardPackage(card, days, cards);
     var memory = memoryWithoutEvidence(card, needBytes);
     var requirements = { memory: memory.status, package: pkg ? "fit" : "check_needed" };
     var margin = paperMargin(card, needBytes);
@@ -111,6 +131,11 @@ export function shortlist(catalog, needBytes, days, cards) {
       rank: null,
       paperMarginBytes: margin.bytes,
       paperBasis: margin.basis,
+      // The capacity on paper holds the whole need (a margin known and not negative).
+      holdsNeedOnPaper: margin.bytes !== null && margin.bytes >= 0n,
+      // The parts of the need still to measure: the need is then a lower bound, an exclusion
+      // stands and a margin is at most the figure shown.
+      needMissing: needMissing || [],
     };
   });
   var excluded = function (c) {

@@ -3,7 +3,7 @@
  * whole plan (trainingPlan). Mirrors iteragpu.cli.train_request and iteragpu.training.plan.
  */
 
-import { parseCount, STRIP } from "./numbers.js";
+import { parseCount, parseTokens, STRIP } from "./numbers.js";
 import { get } from "./objects.js";
 import { ConfigFailure, readJson } from "./json_reader.js";
 import { parseConfig } from "./config.js";
@@ -41,8 +41,34 @@ function trainRequest(form, decimalComma) {
   var gpus = parseCount(form.gpus, TRAIN_MAX_GPUS, decimalComma);
   if (!gpus.ok) return { ok: false, field: "gpus", reason: gpus.reason };
   request.gpus = Number(gpus.value);
+  // The run's shape (`--sequence-length`, `--micro-batch`, `--grad-accum`), read as the CLI
+  // reads them: recorded, as they size the activations, which are measured; a field the form
+  // leaves empty is not given (gradient accumulation: 1).
+  var shape = [
+    ["sequence_length", parseTokens, null],
+    ["micro_batch", parseCount, null],
+    ["grad_accum", parseCount, 1n],
+  ];
+  for (var i = 0; i < shape.length; i += 1) {
+    var key = shape[i][0];
+    var given = form[key] === undefined || form[key] === null ? "" : String(form[key]);
+    if (given.replace(STRIP, "") === "") {
+      request[key] = shape[i][2];
+      continue;
+    }
+    var parsed = shape[i][1](given, TRAIN_MAX_STEPS, decimalComma);
+    if (!parsed.ok) return { ok: false, field: key, reason: parsed.reason };
+    request[key] = parsed.value;
+  }
+  // Gradient checkpointing (Transformers' gradient_checkpointing_enable): recorded; it changes
+  // what the activations hold, not the model states.
+  request.checkpointing = form.checkpointing === "full" ? "full" : "none";
   return { ok: true, request: request };
 }
+
+// iteragpu.cli.train_request.MAX_STEPS: the largest sequence length, micro-batch and
+// accumulation the CLI takes.
+const TRAIN_MAX_STEPS = 10n ** 9n;
 
 /**
  * iteragpu.training.plan for a pasted config and the training form (its fields' text, as
