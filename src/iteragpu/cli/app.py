@@ -46,6 +46,7 @@ from iteragpu.cli.options import (
     EXIT_OK,
     JsonOption,
     LangOption,
+    ShortlistDaysOption,
 )
 from iteragpu.cli.output import Collected, emit_json, fail, refuse, write_output
 from iteragpu.i18n.catalogue import N_, translate
@@ -516,12 +517,7 @@ def _model_command() -> Callable[..., None]:
                 "--shortlist", help=N_("Also compare the catalogue's cards for the total (--days).")
             ),
         ] = False,
-        days: Annotated[
-            str | None,
-            typer.Option(
-                "--days", metavar=NUMBER, help=N_("Campaign length in days, with --shortlist.")
-            ),
-        ] = None,
+        days: ShortlistDaysOption = None,
         runtime: Annotated[
             str | None,
             typer.Option(
@@ -1023,12 +1019,7 @@ def _train_command() -> Callable[..., None]:
                 ),
             ),
         ] = False,
-        days: Annotated[
-            str | None,
-            typer.Option(
-                "--days", metavar=NUMBER, help=N_("Campaign length in days, with --shortlist.")
-            ),
-        ] = None,
+        days: ShortlistDaysOption = None,
         reserve_gib: Annotated[
             str | None,
             typer.Option(

@@ -36,3 +36,10 @@ LangOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help=N_("Print one JSON object instead of a table."))
 ]
+# A campaign's length for the commands whose short list is an option (`model`, `train`).
+ShortlistDaysOption = Annotated[
+    str | None,
+    typer.Option(
+        "--days", metavar=N_("NUMBER"), help=N_("Campaign length in days, with --shortlist.")
+    ),
+]
