@@ -132,6 +132,11 @@ def code_font(source: Path, chars: set[str]) -> tuple[bytes, dict[str, Any]]:
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=[ord(char) for char in kept])
     subsetter.subset(font)
+    # The subsetter also maps a kept character's Bidi mirror (≥ beside ≤): the font maps only
+    # the characters the site's code uses.
+    wanted_codes = {ord(char) for char in kept}
+    for table in font["cmap"].tables:
+        table.cmap = {code: glyph for code, glyph in table.cmap.items() if code in wanted_codes}
     _rename(font)
     out = io.BytesIO()
     font.flavor = "woff2"
