@@ -35,6 +35,15 @@ def _open(page: Any, base_url: str, lang: str, width: int) -> None:
     page.wait_for_selector("#sizer-results[data-state]", state="attached")
 
 
+def _fill(page: Any, fields: dict[str, str]) -> None:
+    """Set the page's fields in order, as a reader does: a list by its option, a box by typing."""
+    for selector, value in fields.items():
+        if page.locator(selector).evaluate("el => el.tagName") == "SELECT":
+            page.select_option(selector, value)
+        else:
+            page.fill(selector, value)
+
+
 def _need(page: Any) -> dict[str, Any]:
     shown: dict[str, Any] = page.evaluate(
         """() => ({
@@ -95,12 +104,17 @@ def test_serving_a_model_judges_every_card_on_the_whole_need_as_the_cli_does(
     assert short["need_missing"] == ["activations", "prefill_temporaries"]
     for width in WIDTHS:
         _open(page, base_url, lang, width)
-        page.select_option("#sizer-preset", "qwen3-8b")
-        page.select_option("#sizer-cache", "dynamic")
-        page.fill("#sizer-tokens", "16384")
-        page.fill("#sizer-sequences", "8")
-        page.fill("#sizer-reserve", "6")
-        page.fill("#sizer-days", "3")
+        _fill(
+            page,
+            {
+                "#sizer-preset": "qwen3-8b",
+                "#sizer-cache": "dynamic",
+                "#sizer-tokens": "16384",
+                "#sizer-sequences": "8",
+                "#sizer-reserve": "6",
+                "#sizer-days": "3",
+            },
+        )
         shown = _need(page)
         assert shown["state"] == "ok"
         assert _total(shown) == short["need_bytes"]
@@ -145,13 +159,18 @@ def test_a_fine_tune_is_judged_on_its_model_states_as_train_shortlist_does(
         # The inference cache is not asked for; the run's shape is.
         assert page.locator("#sizer-kv-heads").is_hidden()
         assert page.locator("#sizer-train-sequence-length").is_visible()
-        page.select_option("#sizer-preset", "llama-3.1-8b")
-        page.select_option("#sizer-train-method", "qlora")
-        page.select_option("#sizer-train-precision", "bf16")
-        page.fill("#sizer-train-sequence-length", "4096")
-        page.fill("#sizer-train-micro-batch", "4")
-        page.fill("#sizer-reserve", "2")
-        page.fill("#sizer-days", "3")
+        _fill(
+            page,
+            {
+                "#sizer-preset": "llama-3.1-8b",
+                "#sizer-train-method": "qlora",
+                "#sizer-train-precision": "bf16",
+                "#sizer-train-sequence-length": "4096",
+                "#sizer-train-micro-batch": "4",
+                "#sizer-reserve": "2",
+                "#sizer-days": "3",
+            },
+        )
         shown = _need(page)
         assert shown["state"] == "ok"
         assert _total(shown) == short["need_bytes"]
@@ -229,11 +248,16 @@ def test_a_pasted_config_and_a_split_are_judged_as_the_cli_judges_them(
     )
     _open(page, base_url, lang, 1280)
     page.fill("#sizer-config-text", config.read_text("utf-8"))
-    page.select_option("#sizer-cache", "dynamic")
-    page.fill("#sizer-tokens", "12000")
-    page.fill("#sizer-sequences", "4")
-    page.fill("#sizer-reserve", "3")
-    page.fill("#sizer-days", "2")
+    _fill(
+        page,
+        {
+            "#sizer-cache": "dynamic",
+            "#sizer-tokens": "12000",
+            "#sizer-sequences": "4",
+            "#sizer-reserve": "3",
+            "#sizer-days": "2",
+        },
+    )
     shown = _need(page)
     assert _total(shown) == cli["shortlist"]["need_bytes"] == cli["total_bytes"]
     _assert_same_cards(shown, cli["shortlist"])
@@ -255,12 +279,17 @@ def test_a_pasted_config_and_a_split_are_judged_as_the_cli_judges_them(
         "--days",
         "3",
     )
-    page.select_option("#sizer-preset", "llama-3.1-70b")
-    page.fill("#sizer-tokens", "8192")
-    page.fill("#sizer-sequences", "4")
-    page.fill("#sizer-reserve", "2")
-    page.fill("#sizer-days", "3")
-    page.fill("#sizer-tp", "4")
+    _fill(
+        page,
+        {
+            "#sizer-preset": "llama-3.1-70b",
+            "#sizer-tokens": "8192",
+            "#sizer-sequences": "4",
+            "#sizer-reserve": "2",
+            "#sizer-days": "3",
+            "#sizer-tp": "4",
+        },
+    )
     shown = _need(page)
     short = split["shortlist"]
     assert short["cards"] == 4
